@@ -1,0 +1,100 @@
+//! Every dense and sparse kernel, SIMD against its scalar twin.
+
+use std::hint::black_box;
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group};
+use sgld::kernels::{reference, simd};
+
+const LENGTHS: [usize; 4] = [8, 124, 1024, 16384];
+
+fn data(n: usize, seed: u64) -> Vec<f32> {
+    let mut rng = sgld::noise::default_rng(seed);
+    let mut v = vec![0.0; n];
+    sgld::noise::fill_normal(&mut rng, &mut v);
+    v
+}
+
+fn dot(c: &mut Criterion) {
+    let mut g = c.benchmark_group("dot");
+    for n in LENGTHS {
+        let (a, b) = (data(n, 1), data(n, 2));
+        let (s, r) = (simd::dot(&a, &b), reference::dot(&a, &b));
+        assert!((s - r).abs() <= 1e-3 * (1.0 + r.abs()), "dot sanity check: {s} vs {r}");
+        g.throughput(Throughput::Elements(n as u64));
+        g.bench_with_input(BenchmarkId::new("simd", n), &n, |bch, _| {
+            bch.iter(|| simd::dot(black_box(&a), black_box(&b)))
+        });
+        g.bench_with_input(BenchmarkId::new("scalar", n), &n, |bch, _| {
+            bch.iter(|| reference::dot(black_box(&a), black_box(&b)))
+        });
+    }
+    g.finish();
+}
+
+fn axpy(c: &mut Criterion) {
+    let mut g = c.benchmark_group("axpy");
+    for n in LENGTHS {
+        let x = data(n, 3);
+        let mut y = data(n, 4);
+        g.throughput(Throughput::Elements(n as u64));
+        g.bench_with_input(BenchmarkId::new("simd", n), &n, |bch, _| {
+            bch.iter(|| simd::axpy(black_box(1e-7), black_box(&x), black_box(&mut y)))
+        });
+        g.bench_with_input(BenchmarkId::new("scalar", n), &n, |bch, _| {
+            bch.iter(|| reference::axpy(black_box(1e-7), black_box(&x), black_box(&mut y)))
+        });
+    }
+    g.finish();
+}
+
+fn langevin(c: &mut Criterion) {
+    let mut g = c.benchmark_group("langevin_update");
+    for n in LENGTHS {
+        let (grad, noise, m) = (data(n, 5), data(n, 6), vec![0.5f32; n]);
+        let mut theta = data(n, 7);
+        g.throughput(Throughput::Elements(n as u64));
+        g.bench_with_input(BenchmarkId::new("simd", n), &n, |bch, _| {
+            bch.iter(|| simd::langevin_update(black_box(&mut theta), &grad, &noise, 1e-9, 1e-9))
+        });
+        g.bench_with_input(BenchmarkId::new("scalar", n), &n, |bch, _| {
+            bch.iter(|| reference::langevin_update(black_box(&mut theta), &grad, &noise, 1e-9, 1e-9))
+        });
+        g.bench_with_input(BenchmarkId::new("simd_precond", n), &n, |bch, _| {
+            bch.iter(|| {
+                simd::langevin_update_precond(black_box(&mut theta), &grad, &noise, &m, 1e-9, 1e-9)
+            })
+        });
+        g.bench_with_input(BenchmarkId::new("scalar_precond", n), &n, |bch, _| {
+            bch.iter(|| {
+                reference::langevin_update_precond(black_box(&mut theta), &grad, &noise, &m, 1e-9, 1e-9)
+            })
+        });
+    }
+    g.finish();
+}
+
+fn sparse(c: &mut Criterion) {
+    let mut g = c.benchmark_group("sparse");
+    for n in LENGTHS {
+        // a9a-like rows: about 11% of the features set.
+        let idx: Vec<u32> = (0..n as u32).step_by(9).collect();
+        let w = data(n, 8);
+        let mut y = data(n, 9);
+        g.throughput(Throughput::Elements(idx.len() as u64));
+        g.bench_with_input(BenchmarkId::new("dot_simd", n), &n, |bch, _| {
+            bch.iter(|| simd::sparse_dot(black_box(&idx), black_box(&w)))
+        });
+        g.bench_with_input(BenchmarkId::new("dot_scalar", n), &n, |bch, _| {
+            bch.iter(|| reference::sparse_dot(black_box(&idx), black_box(&w)))
+        });
+        g.bench_with_input(BenchmarkId::new("axpy_simd", n), &n, |bch, _| {
+            bch.iter(|| simd::sparse_axpy(black_box(1e-7), black_box(&idx), black_box(&mut y)))
+        });
+        g.bench_with_input(BenchmarkId::new("axpy_scalar", n), &n, |bch, _| {
+            bch.iter(|| reference::sparse_axpy(black_box(1e-7), black_box(&idx), black_box(&mut y)))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, dot, axpy, langevin, sparse);

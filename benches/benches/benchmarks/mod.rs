@@ -1,0 +1,3 @@
+pub mod kernels;
+pub mod noise;
+pub mod step;

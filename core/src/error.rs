@@ -1,0 +1,118 @@
+//! The one error type of the crate: what was wrong with an input at a public boundary.
+
+use core::fmt;
+
+/// Why a public function refused its input.
+///
+/// Every public function checks shapes, indices and finiteness once, at its boundary,
+/// and returns one of these instead of panicking; inner loops then trust their input.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub enum Error {
+    /// Two buffers that must agree in length do not (`what` names the buffer).
+    LengthMismatch {
+        /// The buffer or argument whose length is wrong.
+        what: &'static str,
+        /// The length it must have.
+        expected: usize,
+        /// The length it has.
+        found: usize,
+    },
+    /// A mini-batch with no indices: the gradient estimate `N/n · Σ` is undefined.
+    EmptyBatch,
+    /// An index (into the data set, or a feature index of a sparse row) is past the end.
+    IndexOutOfRange {
+        /// The offending index.
+        index: usize,
+        /// The number of valid positions.
+        len: usize,
+    },
+    /// A value that must be finite is NaN or infinite (`what` names where).
+    NonFinite {
+        /// The buffer or argument holding the non-finite value.
+        what: &'static str,
+    },
+    /// A step size that is not finite and strictly positive.
+    InvalidStepSize {
+        /// The rejected value.
+        value: f64,
+    },
+    /// A model, prior, schedule or estimator parameter outside its domain.
+    InvalidParameter {
+        /// Which parameter, and the domain it must lie in.
+        what: &'static str,
+    },
+    /// A data set, or a dimension, that is empty where at least one element is needed.
+    Empty {
+        /// What is empty.
+        what: &'static str,
+    },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Error::LengthMismatch {
+                what,
+                expected,
+                found,
+            } => write!(f, "{what} has length {found}, expected {expected}"),
+            Error::EmptyBatch => f.write_str("the mini-batch is empty"),
+            Error::IndexOutOfRange { index, len } => {
+                write!(f, "index {index} is out of range for length {len}")
+            }
+            Error::NonFinite { what } => write!(f, "{what} contains a NaN or infinite value"),
+            Error::InvalidStepSize { value } => {
+                write!(f, "step size {value} is not finite and positive")
+            }
+            Error::InvalidParameter { what } => write!(f, "invalid parameter: {what}"),
+            Error::Empty { what } => write!(f, "{what} is empty"),
+        }
+    }
+}
+
+impl core::error::Error for Error {}
+
+/// Checks that `found == expected`, naming `what` otherwise.
+#[inline]
+pub(crate) fn check_len(what: &'static str, expected: usize, found: usize) -> Result<(), Error> {
+    if expected == found {
+        Ok(())
+    } else {
+        Err(Error::LengthMismatch {
+            what,
+            expected,
+            found,
+        })
+    }
+}
+
+/// Checks that every value of `xs` is finite, naming `what` otherwise.
+#[inline]
+pub(crate) fn check_finite(what: &'static str, xs: &[f32]) -> Result<(), Error> {
+    if crate::kernels::all_finite(xs) {
+        Ok(())
+    } else {
+        Err(Error::NonFinite { what })
+    }
+}
+
+/// Checks that a scalar parameter is finite and strictly positive.
+#[inline]
+pub(crate) fn check_positive(what: &'static str, x: f64) -> Result<(), Error> {
+    if x.is_finite() && x > 0.0 {
+        Ok(())
+    } else {
+        Err(Error::InvalidParameter { what })
+    }
+}
+
+/// Checks a step size: finite and strictly positive.
+#[inline]
+pub(crate) fn check_step_size(eps: f64) -> Result<(), Error> {
+    if eps.is_finite() && eps > 0.0 {
+        Ok(())
+    } else {
+        Err(Error::InvalidStepSize { value: eps })
+    }
+}

@@ -1,0 +1,153 @@
+//! Pure numeric kernels on caller slices: dot, axpy, sparse-binary gather and scatter,
+//! and the fused Langevin update (eq. 4, and eq. 9 with a diagonal preconditioner).
+//!
+//! The functions at this level check lengths (and sparse indices) once and return
+//! [`Error`] on a mismatch; they then call the SIMD implementation in [`simd`], or its
+//! scalar twin in [`reference`] when the crate is built with `--cfg sgld_force_scalar`.
+//!
+//! # Numerical contract
+//!
+//! With `u = 2⁻²⁴` (f32 unit roundoff) and `n` the length:
+//!
+//! * **dot**, **sparse_dot** sum in a different order from the twin (four accumulators,
+//!   fused multiply-add where the target has FMA). Both satisfy the standard bound
+//!   `|ŝ − s| ≤ γₙ · Σ|aᵢbᵢ|` with `γₙ = n·u / (1 − n·u)`, so they differ from each other
+//!   by at most `2γₙ · Σ|aᵢbᵢ|`.
+//! * **axpy** and the **Langevin updates** are element-wise; with FMA each element is
+//!   rounded once or twice instead of two or three times, so an element differs from the
+//!   twin by at most `2u · (Σ |terms|)`.
+//! * **NaN policy**: IEEE propagation, no checks inside the kernels: a NaN input gives
+//!   NaN in every output it reaches; `∞ − ∞` gives NaN. The sampler checks finiteness
+//!   around the kernels, not the kernels themselves.
+
+pub mod reference;
+pub mod simd;
+
+use crate::error::{Error, check_len};
+
+#[cfg(not(sgld_force_scalar))]
+pub(crate) use simd as imp;
+
+#[cfg(sgld_force_scalar)]
+pub(crate) use reference as imp;
+
+pub use simd::LANES;
+
+/// True when the crate dispatches to the scalar twins (`--cfg sgld_force_scalar`).
+pub const FORCE_SCALAR: bool = cfg!(sgld_force_scalar);
+
+/// Dot product `Σ aᵢ·bᵢ`.
+///
+/// ```
+/// let s = sgld::kernels::dot(&[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0])?;
+/// assert_eq!(s, 32.0);
+/// # Ok::<(), sgld::Error>(())
+/// ```
+pub fn dot(a: &[f32], b: &[f32]) -> Result<f32, Error> {
+    check_len("b", a.len(), b.len())?;
+    Ok(imp::dot(a, b))
+}
+
+/// `y ← y + α·x`.
+pub fn axpy(alpha: f32, x: &[f32], y: &mut [f32]) -> Result<(), Error> {
+    check_len("y", x.len(), y.len())?;
+    imp::axpy(alpha, x, y);
+    Ok(())
+}
+
+/// Checks that every sparse index is below `len`.
+pub fn check_indices(idx: &[u32], len: usize) -> Result<(), Error> {
+    match idx.iter().find(|&&j| j as usize >= len) {
+        Some(&j) => Err(Error::IndexOutOfRange {
+            index: j as usize,
+            len,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Dot product of a sparse binary row (its non-zero feature indices, 0-based) with `w`:
+/// `Σ_{j ∈ idx} w[j]`. This is `βᵀx` for a LIBSVM row whose values are all 1 (a9a).
+///
+/// ```
+/// let w = [0.5, -1.0, 2.0, 4.0];
+/// assert_eq!(sgld::kernels::sparse_dot(&[0, 2], &w)?, 2.5);
+/// # Ok::<(), sgld::Error>(())
+/// ```
+pub fn sparse_dot(idx: &[u32], w: &[f32]) -> Result<f32, Error> {
+    check_indices(idx, w.len())?;
+    Ok(imp::sparse_dot(idx, w))
+}
+
+/// Scatter-add of a scaled sparse binary row: `y[j] ← y[j] + α` for `j ∈ idx`
+/// (a repeated index is added once per occurrence).
+pub fn sparse_axpy(alpha: f32, idx: &[u32], y: &mut [f32]) -> Result<(), Error> {
+    check_indices(idx, y.len())?;
+    imp::sparse_axpy(alpha, idx, y);
+    Ok(())
+}
+
+/// The fused Langevin update of eq. 4, in place: `θ ← θ + (ε/2)·g + √ε·η`, with `η` a
+/// slice of standard normals. The step size `ε` must be finite and positive.
+///
+/// ```
+/// let mut theta = [0.0f32; 3];
+/// sgld::kernels::langevin_update(&mut theta, &[1.0, 2.0, 3.0], &[0.0; 3], 0.5)?;
+/// assert_eq!(theta, [0.25, 0.5, 0.75]);
+/// # Ok::<(), sgld::Error>(())
+/// ```
+pub fn langevin_update(
+    theta: &mut [f32],
+    grad: &[f32],
+    noise: &[f32],
+    eps: f32,
+) -> Result<(), Error> {
+    crate::error::check_step_size(eps as f64)?;
+    check_len("grad", theta.len(), grad.len())?;
+    check_len("noise", theta.len(), noise.len())?;
+    imp::langevin_update(theta, grad, noise, 0.5 * eps, libm::sqrtf(eps));
+    Ok(())
+}
+
+/// The Langevin proposal of eq. 4 out of place: on return `noise` holds
+/// `θ + (ε/2)·g + √ε·η` and `θ` is untouched, so a caller can inspect (or reject) the
+/// proposal before accepting it.
+pub fn langevin_propose(
+    theta: &[f32],
+    grad: &[f32],
+    noise: &mut [f32],
+    eps: f32,
+) -> Result<(), Error> {
+    crate::error::check_step_size(eps as f64)?;
+    check_len("grad", theta.len(), grad.len())?;
+    check_len("noise", theta.len(), noise.len())?;
+    imp::langevin_propose(theta, grad, noise, 0.5 * eps, libm::sqrtf(eps));
+    Ok(())
+}
+
+/// The preconditioned Langevin update of eq. 9 with a diagonal preconditioner `M`,
+/// in place: `θ ← θ + (ε/2)·M·g + √ε·M^½·η`. Every `Mᵢᵢ` must be finite and `≥ 0`.
+pub fn langevin_update_precond(
+    theta: &mut [f32],
+    grad: &[f32],
+    noise: &[f32],
+    m: &[f32],
+    eps: f32,
+) -> Result<(), Error> {
+    crate::error::check_step_size(eps as f64)?;
+    check_len("grad", theta.len(), grad.len())?;
+    check_len("noise", theta.len(), noise.len())?;
+    check_len("preconditioner", theta.len(), m.len())?;
+    if !m.iter().all(|&x| x.is_finite() && x >= 0.0) {
+        return Err(Error::InvalidParameter {
+            what: "preconditioner entries must be finite and >= 0",
+        });
+    }
+    imp::langevin_update_precond(theta, grad, noise, m, 0.5 * eps, libm::sqrtf(eps));
+    Ok(())
+}
+
+/// True when every value of `xs` is finite (no NaN, no ±∞).
+pub fn all_finite(xs: &[f32]) -> bool {
+    imp::all_finite(xs)
+}

@@ -1,0 +1,75 @@
+//! Scalar twins of the SIMD kernels: the plain loops that define what each kernel means.
+//!
+//! One accumulator, left-to-right order, separate multiply and add (two roundings).
+//! Same conventions as [`super::simd`]: the common prefix of unequal slices, skipped
+//! out-of-range sparse indices, no panics. Build with `--cfg sgld_force_scalar` to make
+//! the checked kernels of [`crate::kernels`] dispatch here.
+
+/// `Σ aᵢ·bᵢ`, left to right.
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut s = 0.0f32;
+    for (x, y) in a.iter().zip(b) {
+        s += x * y;
+    }
+    s
+}
+
+/// `y ← y + α·x`.
+pub fn axpy(alpha: f32, x: &[f32], y: &mut [f32]) {
+    for (xi, yi) in x.iter().zip(y) {
+        *yi += alpha * xi;
+    }
+}
+
+/// `Σ_{j ∈ idx} w[j]`, left to right.
+pub fn sparse_dot(idx: &[u32], w: &[f32]) -> f32 {
+    let mut s = 0.0f32;
+    for &j in idx {
+        if let Some(v) = w.get(j as usize) {
+            s += v;
+        }
+    }
+    s
+}
+
+/// `y[j] ← y[j] + α` for every `j ∈ idx`.
+pub fn sparse_axpy(alpha: f32, idx: &[u32], y: &mut [f32]) {
+    for &j in idx {
+        if let Some(v) = y.get_mut(j as usize) {
+            *v += alpha;
+        }
+    }
+}
+
+/// `θ ← θ + h·g + s·η` (eq. 4 with `h = ε/2`, `s = √ε`).
+pub fn langevin_update(theta: &mut [f32], grad: &[f32], noise: &[f32], h: f32, s: f32) {
+    for ((t, g), e) in theta.iter_mut().zip(grad).zip(noise) {
+        *t += h * g + s * e;
+    }
+}
+
+/// `η ← θ + h·g + s·η`: the proposal written over the noise.
+pub fn langevin_propose(theta: &[f32], grad: &[f32], noise: &mut [f32], h: f32, s: f32) {
+    for ((e, t), g) in noise.iter_mut().zip(theta).zip(grad) {
+        *e = t + h * g + s * *e;
+    }
+}
+
+/// `θ ← θ + h·M·g + s·M^½·η` with diagonal `M` (eq. 9).
+pub fn langevin_update_precond(
+    theta: &mut [f32],
+    grad: &[f32],
+    noise: &[f32],
+    m: &[f32],
+    h: f32,
+    s: f32,
+) {
+    for (((t, g), e), mm) in theta.iter_mut().zip(grad).zip(noise).zip(m) {
+        *t += h * mm * g + s * libm::sqrtf(*mm) * e;
+    }
+}
+
+/// True when every value is finite.
+pub fn all_finite(xs: &[f32]) -> bool {
+    xs.iter().all(|x| x.is_finite())
+}

@@ -1,0 +1,177 @@
+//! The SIMD kernels, written with `wide::f32x16`.
+//!
+//! Each function here has a scalar twin of the same name in [`super::reference`]; tests
+//! and fuzz targets compare the two. Like the twins, these functions trust their
+//! input: where slices differ in length they work on the common prefix, and out-of-range
+//! sparse indices are skipped, so they never panic. The checked entry points are in
+//! [`crate::kernels`].
+//!
+//! Layout of every dense kernel: a body of four independent vectors per iteration
+//! (64 floats), then single vectors, then a scalar tail.
+
+use wide::f32x16;
+
+/// Floats per SIMD vector.
+pub const LANES: usize = 16;
+const BLOCK: usize = 4 * LANES;
+
+#[inline(always)]
+fn load(chunk: &[f32]) -> f32x16 {
+    // `From<&[f32]>` zero-fills short slices and asserts `len <= 16`; every caller
+    // passes a chunk of exactly `LANES` floats, so it never fails.
+    f32x16::from(chunk)
+}
+
+#[inline(always)]
+fn store(v: f32x16, out: &mut [f32]) {
+    for (o, x) in out.iter_mut().zip(v.to_array()) {
+        *o = x;
+    }
+}
+
+/// `Σ aᵢ·bᵢ` with four vector accumulators and fused multiply-add where the target has it.
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut acc = [f32x16::ZERO; 4];
+    let mut ab = a.chunks_exact(BLOCK);
+    let mut bb = b.chunks_exact(BLOCK);
+    for (x, y) in (&mut ab).zip(&mut bb) {
+        for (k, acc_k) in acc.iter_mut().enumerate() {
+            let r = k * LANES..(k + 1) * LANES;
+            *acc_k = load(&x[r.clone()]).mul_add(load(&y[r]), *acc_k);
+        }
+    }
+    let mut av = ab.remainder().chunks_exact(LANES);
+    let mut bv = bb.remainder().chunks_exact(LANES);
+    for (x, y) in (&mut av).zip(&mut bv) {
+        acc[0] = load(x).mul_add(load(y), acc[0]);
+    }
+    let total = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    let mut s = total.reduce_add();
+    for (x, y) in av.remainder().iter().zip(bv.remainder()) {
+        s += x * y;
+    }
+    s
+}
+
+/// `y ← y + α·x`.
+pub fn axpy(alpha: f32, x: &[f32], y: &mut [f32]) {
+    let va = f32x16::splat(alpha);
+    let mut xc = x.chunks_exact(LANES);
+    let mut yc = y.chunks_exact_mut(LANES);
+    for (xs, ys) in (&mut xc).zip(&mut yc) {
+        store(va.mul_add(load(xs), load(ys)), ys);
+    }
+    for (xi, yi) in xc.remainder().iter().zip(yc.into_remainder()) {
+        *yi += alpha * xi;
+    }
+}
+
+/// `Σ_{j ∈ idx} w[j]`: the dot product of a sparse binary row with `w`.
+///
+/// Four scalar accumulators hide the latency of the gathers; out-of-range indices are
+/// skipped.
+pub fn sparse_dot(idx: &[u32], w: &[f32]) -> f32 {
+    let mut acc = [0.0f32; 4];
+    let mut chunks = idx.chunks_exact(4);
+    for c in &mut chunks {
+        for (a, &j) in acc.iter_mut().zip(c) {
+            *a += w.get(j as usize).copied().unwrap_or(0.0);
+        }
+    }
+    let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    for &j in chunks.remainder() {
+        s += w.get(j as usize).copied().unwrap_or(0.0);
+    }
+    s
+}
+
+/// `y[j] ← y[j] + α` for every `j ∈ idx`: scatter-add of a scaled sparse binary row.
+pub fn sparse_axpy(alpha: f32, idx: &[u32], y: &mut [f32]) {
+    for &j in idx {
+        if let Some(v) = y.get_mut(j as usize) {
+            *v += alpha;
+        }
+    }
+}
+
+/// The Langevin update in place, eq. 4: `θ ← θ + (ε/2)·g + √ε·η`, given `h = ε/2`
+/// and `s = √ε`.
+pub fn langevin_update(theta: &mut [f32], grad: &[f32], noise: &[f32], h: f32, s: f32) {
+    let (vh, vs) = (f32x16::splat(h), f32x16::splat(s));
+    let mut tc = theta.chunks_exact_mut(LANES);
+    let mut gc = grad.chunks_exact(LANES);
+    let mut nc = noise.chunks_exact(LANES);
+    for ((t, g), e) in (&mut tc).zip(&mut gc).zip(&mut nc) {
+        let v = vs.mul_add(load(e), vh.mul_add(load(g), load(t)));
+        store(v, t);
+    }
+    let tail = tc.into_remainder().iter_mut();
+    for ((t, g), e) in tail.zip(gc.remainder()).zip(nc.remainder()) {
+        *t += h * g + s * e;
+    }
+}
+
+/// The Langevin proposal out of place: `η ← θ + (ε/2)·g + √ε·η` (the noise buffer is
+/// overwritten by the proposed position), given `h = ε/2` and `s = √ε`.
+pub fn langevin_propose(theta: &[f32], grad: &[f32], noise: &mut [f32], h: f32, s: f32) {
+    let (vh, vs) = (f32x16::splat(h), f32x16::splat(s));
+    let mut tc = theta.chunks_exact(LANES);
+    let mut gc = grad.chunks_exact(LANES);
+    let mut nc = noise.chunks_exact_mut(LANES);
+    for ((t, g), e) in (&mut tc).zip(&mut gc).zip(&mut nc) {
+        let v = vs.mul_add(load(e), vh.mul_add(load(g), load(t)));
+        store(v, e);
+    }
+    let tail = nc.into_remainder().iter_mut();
+    for ((e, t), g) in tail.zip(tc.remainder()).zip(gc.remainder()) {
+        *e = t + h * g + s * *e;
+    }
+}
+
+/// The preconditioned Langevin update in place, eq. 9 with a diagonal `M`:
+/// `θ ← θ + (ε/2)·M·g + √ε·M^½·η`, given `h = ε/2` and `s = √ε`.
+pub fn langevin_update_precond(
+    theta: &mut [f32],
+    grad: &[f32],
+    noise: &[f32],
+    m: &[f32],
+    h: f32,
+    s: f32,
+) {
+    let (vh, vs) = (f32x16::splat(h), f32x16::splat(s));
+    let mut tc = theta.chunks_exact_mut(LANES);
+    let mut gc = grad.chunks_exact(LANES);
+    let mut nc = noise.chunks_exact(LANES);
+    let mut mc = m.chunks_exact(LANES);
+    for (((t, g), e), mm) in (&mut tc).zip(&mut gc).zip(&mut nc).zip(&mut mc) {
+        let mv = load(mm);
+        let drift = (vh * mv).mul_add(load(g), load(t));
+        let v = (vs * mv.sqrt()).mul_add(load(e), drift);
+        store(v, t);
+    }
+    let tail = tc.into_remainder().iter_mut();
+    let rest = gc.remainder().iter().zip(nc.remainder()).zip(mc.remainder());
+    for (t, ((g, e), mm)) in tail.zip(rest) {
+        *t += h * mm * g + s * libm::sqrtf(*mm) * e;
+    }
+}
+
+/// True when every value is finite (no NaN, no ±∞).
+///
+/// Branch-free: `x − x` is `0` for finite `x` and NaN otherwise, so the sum of those
+/// differences is `0` exactly when all values are finite.
+pub fn all_finite(xs: &[f32]) -> bool {
+    let mut acc = f32x16::ZERO;
+    let mut c = xs.chunks_exact(LANES);
+    for x in &mut c {
+        let v = load(x);
+        acc += v - v;
+    }
+    let mut s = acc.reduce_add();
+    for x in c.remainder() {
+        s += x - x;
+    }
+    s == 0.0
+}

@@ -1,0 +1,18 @@
+#![doc = include_str!("../README.md")]
+#![no_std]
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod error;
+pub mod estimate;
+pub mod gradient;
+pub mod kernels;
+pub mod linalg;
+pub mod math;
+pub mod models;
+pub mod noise;
+pub mod sampler;
+pub mod schedule;
+
+pub use error::Error;
+pub use sampler::{Sgld, SgldState, StepInfo};

@@ -1,0 +1,217 @@
+//! Logistic regression `p(y|x, β) = σ(y βᵀx)`, `y ∈ {−1, +1}` (§5.2), on dense rows or on
+//! sparse binary rows.
+//!
+//! Per-example gradient (§5.2): `∇_β log p(yᵢ|xᵢ) = σ(−yᵢ βᵀxᵢ) yᵢ xᵢ`. A bias is an
+//! ordinary feature that is 1 in every row (a column of ones, or one more index).
+
+use super::{Model, Prior, check_matrix};
+use crate::error::{Error, check_len};
+use crate::kernels::imp;
+use crate::math::{log_sigmoid_f64, sigmoid};
+
+fn check_labels(y: &[f32]) -> Result<(), Error> {
+    if y.iter().all(|&v| v == 1.0 || v == -1.0) {
+        Ok(())
+    } else {
+        Err(Error::InvalidParameter {
+            what: "logistic labels must be -1 or +1",
+        })
+    }
+}
+
+/// Logistic regression on dense rows: `x` is `N × d` row-major, `y` holds `±1`.
+#[derive(Debug, Clone, Copy)]
+pub struct LogisticDense<'a, P> {
+    x: &'a [f32],
+    y: &'a [f32],
+    dim: usize,
+    prior: P,
+}
+
+impl<'a, P: Prior> LogisticDense<'a, P> {
+    /// Checks `x.len() == y.len()·dim`, finiteness of `x`, labels in `{−1, +1}`, `N ≥ 1`
+    /// and `dim ≥ 1`.
+    ///
+    /// ```
+    /// use sgld::models::{Laplace, LogisticDense, Model};
+    /// let x = [1.0, 0.5, 1.0, -2.0]; // two rows: (1, 0.5), (1, -2)
+    /// let y = [1.0, -1.0];
+    /// let m = LogisticDense::new(&x, &y, 2, Laplace::new(1.0)?)?;
+    /// assert_eq!((m.len(), m.dim()), (2, 2));
+    /// # Ok::<(), sgld::Error>(())
+    /// ```
+    pub fn new(x: &'a [f32], y: &'a [f32], dim: usize, prior: P) -> Result<Self, Error> {
+        if y.is_empty() {
+            return Err(Error::Empty { what: "data set" });
+        }
+        if dim == 0 {
+            return Err(Error::Empty { what: "feature dimension" });
+        }
+        check_matrix("x", x, y.len(), dim)?;
+        check_labels(y)?;
+        Ok(Self { x, y, dim, prior })
+    }
+
+    fn row(&self, i: usize) -> &'a [f32] {
+        i.checked_mul(self.dim)
+            .and_then(|a| self.x.get(a..a.checked_add(self.dim)?))
+            .unwrap_or(&[])
+    }
+
+    /// The linear predictor `βᵀxᵢ` of row `i` (0 for an index past the end).
+    pub fn margin(&self, theta: &[f32], i: usize) -> f32 {
+        imp::dot(self.row(i), theta)
+    }
+}
+
+impl<P: Prior> Model for LogisticDense<'_, P> {
+    fn dim(&self) -> usize {
+        self.dim
+    }
+    fn len(&self) -> usize {
+        self.y.len()
+    }
+    fn add_log_prior_grad(&self, theta: &[f32], grad: &mut [f32]) {
+        self.prior.add_grad(theta, grad);
+    }
+    fn add_log_lik_grad(&self, theta: &[f32], batch: &[usize], grad: &mut [f32]) {
+        for &i in batch {
+            let Some(&y) = self.y.get(i) else { continue };
+            let row = self.row(i);
+            let c = y * sigmoid(-y * imp::dot(row, theta));
+            imp::axpy(c, row, grad);
+        }
+    }
+    fn log_prior(&self, theta: &[f32]) -> f64 {
+        self.prior.log_density(theta)
+    }
+    fn log_lik(&self, theta: &[f32], batch: &[usize]) -> f64 {
+        batch
+            .iter()
+            .filter_map(|&i| {
+                let y = *self.y.get(i)?;
+                Some(log_sigmoid_f64(y as f64 * imp::dot(self.row(i), theta) as f64))
+            })
+            .sum()
+    }
+}
+
+/// Sparse binary rows in compressed-row form: row `i` has value 1 at the feature indices
+/// `indices[offsets[i]..offsets[i+1]]` (0-based) and 0 elsewhere — LIBSVM data such as
+/// a9a, whose values are all 1.
+#[derive(Debug, Clone, Copy)]
+pub struct SparseRows<'a> {
+    offsets: &'a [usize],
+    indices: &'a [u32],
+    dim: usize,
+}
+
+impl<'a> SparseRows<'a> {
+    /// Checks `offsets` (length `N + 1`, starting at 0, non-decreasing, ending at
+    /// `indices.len()`) and every index `< dim`.
+    pub fn new(offsets: &'a [usize], indices: &'a [u32], dim: usize) -> Result<Self, Error> {
+        if offsets.len() < 2 {
+            return Err(Error::Empty { what: "sparse rows" });
+        }
+        if offsets.first() != Some(&0)
+            || offsets.last() != Some(&indices.len())
+            || offsets.windows(2).any(|w| w[0] > w[1])
+        {
+            return Err(Error::InvalidParameter {
+                what: "sparse row offsets must start at 0, never decrease and end at indices.len()",
+            });
+        }
+        crate::kernels::check_indices(indices, dim)?;
+        Ok(Self {
+            offsets,
+            indices,
+            dim,
+        })
+    }
+
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    /// Never true for rows built by [`SparseRows::new`].
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Number of features.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// The non-zero feature indices of row `i` (empty past the end).
+    pub fn row(&self, i: usize) -> &'a [u32] {
+        match (self.offsets.get(i), self.offsets.get(i + 1)) {
+            (Some(&a), Some(&b)) => self.indices.get(a..b).unwrap_or(&[]),
+            _ => &[],
+        }
+    }
+}
+
+/// Logistic regression on sparse binary rows.
+#[derive(Debug, Clone, Copy)]
+pub struct LogisticSparse<'a, P> {
+    rows: SparseRows<'a>,
+    y: &'a [f32],
+    prior: P,
+}
+
+impl<'a, P: Prior> LogisticSparse<'a, P> {
+    /// Checks that there is one label (`±1`) per row and at least one feature.
+    pub fn new(rows: SparseRows<'a>, y: &'a [f32], prior: P) -> Result<Self, Error> {
+        check_len("y", rows.len(), y.len())?;
+        if rows.dim() == 0 {
+            return Err(Error::Empty { what: "feature dimension" });
+        }
+        check_labels(y)?;
+        Ok(Self { rows, y, prior })
+    }
+
+    /// The rows.
+    pub fn rows(&self) -> SparseRows<'a> {
+        self.rows
+    }
+
+    /// The linear predictor `βᵀxᵢ` of row `i`.
+    pub fn margin(&self, theta: &[f32], i: usize) -> f32 {
+        imp::sparse_dot(self.rows.row(i), theta)
+    }
+}
+
+impl<P: Prior> Model for LogisticSparse<'_, P> {
+    fn dim(&self) -> usize {
+        self.rows.dim()
+    }
+    fn len(&self) -> usize {
+        self.y.len()
+    }
+    fn add_log_prior_grad(&self, theta: &[f32], grad: &mut [f32]) {
+        self.prior.add_grad(theta, grad);
+    }
+    fn add_log_lik_grad(&self, theta: &[f32], batch: &[usize], grad: &mut [f32]) {
+        for &i in batch {
+            let Some(&y) = self.y.get(i) else { continue };
+            let row = self.rows.row(i);
+            let c = y * sigmoid(-y * imp::sparse_dot(row, theta));
+            imp::sparse_axpy(c, row, grad);
+        }
+    }
+    fn log_prior(&self, theta: &[f32]) -> f64 {
+        self.prior.log_density(theta)
+    }
+    fn log_lik(&self, theta: &[f32], batch: &[usize]) -> f64 {
+        batch
+            .iter()
+            .filter_map(|&i| {
+                let y = *self.y.get(i)?;
+                let z = imp::sparse_dot(self.rows.row(i), theta);
+                Some(log_sigmoid_f64(y as f64 * z as f64))
+            })
+            .sum()
+    }
+}

@@ -1,0 +1,85 @@
+//! Models: log-prior and per-example log-likelihood gradients over borrowed data.
+//!
+//! A model reads data the caller owns and never copies it. Its constructor checks
+//! shapes and finiteness once; the [`Model`] methods then trust their arguments (the
+//! checked entry point is [`crate::gradient::MiniBatch`]). The `N/n` scaling of the
+//! mini-batch sum belongs to the gradient estimator, not to the model.
+
+mod gaussian_mean;
+mod linreg;
+mod logistic;
+mod mixture;
+mod prior;
+
+pub use gaussian_mean::GaussianMean;
+pub use linreg::LinearRegression;
+pub use logistic::{LogisticDense, LogisticSparse, SparseRows};
+pub use mixture::TiedMixture;
+pub use prior::{Flat, Gaussian, Laplace, Prior};
+
+/// A Bayesian model `p(θ) Πᵢ p(xᵢ|θ)` over `N` data items.
+///
+/// The methods *add* into `grad` (they never clear it), so a caller composes the
+/// gradient of eq. 4 from parts. They trust their arguments: `theta` and `grad` of
+/// length [`dim`](Model::dim), batch indices `< `[`len`](Model::len). Implementations
+/// must not panic on other input (they skip what does not fit), but the result is then
+/// unspecified.
+pub trait Model {
+    /// Number of parameters `d`.
+    fn dim(&self) -> usize;
+
+    /// Number of data items `N`.
+    fn len(&self) -> usize;
+
+    /// True when the model holds no data (never, for a model built by its constructor).
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// `grad += ∇ log p(θ)`.
+    fn add_log_prior_grad(&self, theta: &[f32], grad: &mut [f32]);
+
+    /// `grad += Σ_{i ∈ batch} ∇ log p(xᵢ|θ)` (unscaled sum over the batch).
+    fn add_log_lik_grad(&self, theta: &[f32], batch: &[usize], grad: &mut [f32]);
+
+    /// `log p(θ)` up to a constant, in f64.
+    fn log_prior(&self, theta: &[f32]) -> f64;
+
+    /// `Σ_{i ∈ batch} log p(xᵢ|θ)` up to a constant, in f64.
+    fn log_lik(&self, theta: &[f32], batch: &[usize]) -> f64;
+}
+
+impl<M: Model + ?Sized> Model for &M {
+    fn dim(&self) -> usize {
+        (**self).dim()
+    }
+    fn len(&self) -> usize {
+        (**self).len()
+    }
+    fn add_log_prior_grad(&self, theta: &[f32], grad: &mut [f32]) {
+        (**self).add_log_prior_grad(theta, grad)
+    }
+    fn add_log_lik_grad(&self, theta: &[f32], batch: &[usize], grad: &mut [f32]) {
+        (**self).add_log_lik_grad(theta, batch, grad)
+    }
+    fn log_prior(&self, theta: &[f32]) -> f64 {
+        (**self).log_prior(theta)
+    }
+    fn log_lik(&self, theta: &[f32], batch: &[usize]) -> f64 {
+        (**self).log_lik(theta, batch)
+    }
+}
+
+/// Checks a row-major `rows × cols` matrix: length and finiteness.
+pub(crate) fn check_matrix(
+    what: &'static str,
+    data: &[f32],
+    rows: usize,
+    cols: usize,
+) -> Result<(), crate::Error> {
+    let expected = rows.checked_mul(cols).ok_or(crate::Error::InvalidParameter {
+        what: "matrix dimensions overflow usize",
+    })?;
+    crate::error::check_len(what, expected, data.len())?;
+    crate::error::check_finite(what, data)
+}

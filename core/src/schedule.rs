@@ -1,0 +1,161 @@
+//! Step-size schedules `εₜ` for `t = 0, 1, 2, …`.
+//!
+//! The paper decays the step size polynomially, `εₜ = a(b + t)^{−γ}` with `γ ∈ (0.5, 1]`
+//! (§2), so that `Σ εₜ = ∞` and `Σ εₜ² < ∞` (eq. 2); it also suggests keeping ε constant
+//! once it has fallen below a level where the Metropolis–Hastings rejection rate is
+//! negligible (§3): [`Floor`].
+
+use crate::error::{Error, check_step_size};
+
+/// A step-size schedule: the step size at iteration `t` (counted from 0).
+pub trait Schedule {
+    /// The step size `εₜ`; always finite and positive for a schedule built through its
+    /// constructor.
+    fn step_size(&self, t: u64) -> f32;
+}
+
+/// A constant step size `εₜ = ε`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Constant {
+    eps: f32,
+}
+
+impl Constant {
+    /// A constant schedule; `eps` must be finite and positive.
+    pub fn new(eps: f32) -> Result<Self, Error> {
+        check_step_size(eps as f64)?;
+        Ok(Self { eps })
+    }
+}
+
+impl Schedule for Constant {
+    #[inline]
+    fn step_size(&self, _t: u64) -> f32 {
+        self.eps
+    }
+}
+
+/// The polynomial decay `εₜ = a(b + t)^{−γ}` of §2.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Polynomial {
+    a: f64,
+    b: f64,
+    gamma: f64,
+}
+
+impl Polynomial {
+    /// `εₜ = a(b + t)^{−γ}`; needs `a > 0`, `b > 0`, `γ ≥ 0`, all finite, and `ε₀`
+    /// representable as a positive f32.
+    pub fn new(a: f64, b: f64, gamma: f64) -> Result<Self, Error> {
+        if !(a.is_finite() && a > 0.0) {
+            return Err(Error::InvalidParameter {
+                what: "polynomial schedule: a must be finite and > 0",
+            });
+        }
+        if !(b.is_finite() && b > 0.0) {
+            return Err(Error::InvalidParameter {
+                what: "polynomial schedule: b must be finite and > 0",
+            });
+        }
+        if !(gamma.is_finite() && gamma >= 0.0) {
+            return Err(Error::InvalidParameter {
+                what: "polynomial schedule: gamma must be finite and >= 0",
+            });
+        }
+        let s = Self { a, b, gamma };
+        let e0 = s.step_size_f64(0);
+        if !(e0.is_finite() && e0 > 0.0 && (e0 as f32).is_finite() && (e0 as f32) > 0.0) {
+            return Err(Error::InvalidStepSize { value: e0 });
+        }
+        Ok(s)
+    }
+
+    /// Solves `a` and `b` so that the step size falls from `start` (at `t = 0`) to `end`
+    /// (at `t = steps − 1`) with decay exponent `γ > 0` — the paper's "ε decreases from
+    /// .01 to .0001 over the run" (§5.1).
+    ///
+    /// With `r = (start/end)^{1/γ}`: `b = (steps − 1)/(r − 1)` and `a = start·b^γ`.
+    /// Needs `start ≥ end > 0` and `steps ≥ 2` (or `start == end`, which gives a constant).
+    ///
+    /// ```
+    /// use sgld::schedule::{Polynomial, Schedule};
+    /// let s = Polynomial::from_range(1e-2, 1e-4, 0.55, 1_000_000)?;
+    /// assert!((s.step_size(0) - 1e-2).abs() < 1e-8);
+    /// assert!((s.step_size(999_999) - 1e-4).abs() < 1e-9);
+    /// # Ok::<(), sgld::Error>(())
+    /// ```
+    pub fn from_range(start: f64, end: f64, gamma: f64, steps: u64) -> Result<Self, Error> {
+        check_step_size(start)?;
+        check_step_size(end)?;
+        if !(gamma.is_finite() && gamma > 0.0) {
+            return Err(Error::InvalidParameter {
+                what: "polynomial schedule: gamma must be finite and > 0",
+            });
+        }
+        if start < end {
+            return Err(Error::InvalidParameter {
+                what: "polynomial schedule: start must be >= end for a decreasing schedule",
+            });
+        }
+        if start == end {
+            return Self::new(start, 1.0, 0.0);
+        }
+        if steps < 2 {
+            return Err(Error::InvalidParameter {
+                what: "polynomial schedule: a decreasing range needs steps >= 2",
+            });
+        }
+        let r = libm::pow(start / end, 1.0 / gamma);
+        let b = (steps - 1) as f64 / (r - 1.0);
+        let a = start * libm::pow(b, gamma);
+        Self::new(a, b, gamma)
+    }
+
+    /// The parameters `(a, b, γ)`.
+    pub fn params(&self) -> (f64, f64, f64) {
+        (self.a, self.b, self.gamma)
+    }
+
+    /// The step size in f64.
+    #[inline]
+    pub fn step_size_f64(&self, t: u64) -> f64 {
+        self.a * libm::pow(self.b + t as f64, -self.gamma)
+    }
+}
+
+impl Schedule for Polynomial {
+    #[inline]
+    fn step_size(&self, t: u64) -> f32 {
+        // Decreasing from a positive f32 ε₀; the max keeps a far-future step positive.
+        (self.step_size_f64(t) as f32).max(f32::MIN_POSITIVE)
+    }
+}
+
+/// A schedule held constant once it falls below `floor`: `max(εₜ, floor)` (§3).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Floor<S> {
+    inner: S,
+    floor: f32,
+}
+
+impl<S: Schedule> Floor<S> {
+    /// Clamps `inner` from below at `floor` (finite, positive).
+    pub fn new(inner: S, floor: f32) -> Result<Self, Error> {
+        check_step_size(floor as f64)?;
+        Ok(Self { inner, floor })
+    }
+}
+
+impl<S: Schedule> Schedule for Floor<S> {
+    #[inline]
+    fn step_size(&self, t: u64) -> f32 {
+        self.inner.step_size(t).max(self.floor)
+    }
+}
+
+impl<S: Schedule + ?Sized> Schedule for &S {
+    #[inline]
+    fn step_size(&self, t: u64) -> f32 {
+        (**self).step_size(t)
+    }
+}
