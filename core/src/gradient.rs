@@ -4,6 +4,8 @@
 //! two apart lets the sampler family grow by composition. [`MiniBatch`] is the
 //! estimator of eq. 4: `ĝ(θ) = ∇ log p(θ) + (N/n) Σ_{i ∈ batch} ∇ log p(xᵢ|θ)`.
 
+use rand_core::Rng;
+
 use crate::error::{Error, check_len};
 use crate::models::Model;
 
@@ -32,6 +34,38 @@ pub fn check_batch(batch: &[usize], n_data: usize) -> Result<(), Error> {
         Some(&index) => Err(Error::IndexOutOfRange { index, len: n_data }),
         None => Ok(()),
     }
+}
+
+/// Fills `batch` with indices drawn uniformly from `0..n_data`, with replacement
+/// (Lemire's multiply-shift with rejection, so exactly uniform). Errors when
+/// `n_data == 0` or the batch is empty.
+///
+/// ```
+/// let mut rng = sgld::noise::default_rng(3);
+/// let mut batch = [0usize; 10];
+/// sgld::gradient::sample_batch(&mut rng, 32_561, &mut batch)?;
+/// assert!(batch.iter().all(|&i| i < 32_561));
+/// # Ok::<(), sgld::Error>(())
+/// ```
+pub fn sample_batch<R: Rng + ?Sized>(rng: &mut R, n_data: usize, batch: &mut [usize]) -> Result<(), Error> {
+    if n_data == 0 {
+        return Err(Error::Empty { what: "data set" });
+    }
+    if batch.is_empty() {
+        return Err(Error::EmptyBatch);
+    }
+    let n = n_data as u64;
+    // Reject the low products that would over-represent some indices.
+    let threshold = n.wrapping_neg() % n;
+    for slot in batch.iter_mut() {
+        *slot = loop {
+            let m = (rng.next_u64() as u128) * (n as u128);
+            if (m as u64) >= threshold {
+                break (m >> 64) as usize;
+            }
+        };
+    }
+    Ok(())
 }
 
 /// The mini-batch estimator of eq. 4: prior gradient plus the batch sum scaled by `N/n`.

@@ -1,0 +1,192 @@
+//! Every SIMD kernel against its scalar twin, for lengths `0..=4·LANES+3` and special
+//! values, with the tolerances of the numerical contract in `sgld::kernels`.
+
+use proptest::prelude::*;
+use sgld::kernels::{LANES, reference, simd};
+
+const U: f64 = f32::EPSILON as f64 / 2.0; // unit roundoff 2⁻²⁴
+const MAX_LEN: usize = 4 * LANES + 3;
+
+fn gamma(n: usize) -> f64 {
+    let nu = n as f64 * U;
+    nu / (1.0 - nu)
+}
+
+/// Finite values over many scales, including ±0 and subnormals.
+fn finite() -> impl Strategy<Value = f32> + Clone {
+    prop_oneof![
+        6 => -1.0f32..1.0,
+        2 => (-1.0f32..1.0, -20i32..18).prop_map(|(m, e)| m * 10f32.powi(e)),
+        1 => Just(0.0f32),
+        1 => Just(-0.0f32),
+        1 => Just(f32::MIN_POSITIVE / 8.0),
+        1 => Just(-1e-40f32),
+    ]
+}
+
+/// Values including NaN and ±∞ (finite ones kept moderate so no partial sum overflows).
+fn special() -> impl Strategy<Value = f32> + Clone {
+    prop_oneof![
+        4 => -4.0f32..4.0,
+        1 => Just(f32::NAN),
+        1 => Just(f32::INFINITY),
+        1 => Just(f32::NEG_INFINITY),
+        1 => Just(0.0f32),
+        1 => Just(-0.0f32),
+        1 => Just(1e-42f32),
+    ]
+}
+
+fn pair_of(s: impl Strategy<Value = f32> + Clone) -> impl Strategy<Value = (Vec<f32>, Vec<f32>)> {
+    (0..=MAX_LEN).prop_flat_map(move |n| (prop::collection::vec(s.clone(), n), prop::collection::vec(s.clone(), n)))
+}
+
+/// Same class: both NaN, or both the same infinity, or both finite.
+fn same_class(a: f32, b: f32) -> bool {
+    (a.is_nan() && b.is_nan()) || (a.is_infinite() && a == b) || (a.is_finite() && b.is_finite())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn dot_matches_twin_and_exact((a, b) in pair_of(finite())) {
+        let abs: f64 = a.iter().zip(&b).map(|(x, y)| (*x as f64 * *y as f64).abs()).sum();
+        prop_assume!(abs < f32::MAX as f64 / 2.0);
+        let exact: f64 = a.iter().zip(&b).map(|(x, y)| *x as f64 * *y as f64).sum();
+        let (s, r) = (simd::dot(&a, &b) as f64, reference::dot(&a, &b) as f64);
+        // γₙ·Σ|ab| from the summation, plus one rounding of the result and subnormal slack.
+        let tol = gamma(a.len() + 1) * abs + U * exact.abs() + 1e-44 * (a.len() as f64 + 1.0);
+        prop_assert!((s - exact).abs() <= tol, "simd {s} exact {exact} tol {tol}");
+        prop_assert!((r - exact).abs() <= tol, "scalar {r} exact {exact} tol {tol}");
+    }
+
+    #[test]
+    fn dot_special_values_agree((a, b) in pair_of(special())) {
+        let (s, r) = (simd::dot(&a, &b), reference::dot(&a, &b));
+        prop_assert!(same_class(s, r), "simd {s} scalar {r}");
+    }
+
+    #[test]
+    fn axpy_matches_twin((x, y) in pair_of(finite()), alpha in finite()) {
+        let mut ys = y.clone();
+        let mut yr = y.clone();
+        simd::axpy(alpha, &x, &mut ys);
+        reference::axpy(alpha, &x, &mut yr);
+        for i in 0..y.len() {
+            let mag = (alpha as f64 * x[i] as f64).abs() + (y[i] as f64).abs();
+            prop_assume!(mag < f32::MAX as f64 / 2.0);
+            let tol = 2.0 * U * mag * 2.0 + 1e-44;
+            prop_assert!((ys[i] as f64 - yr[i] as f64).abs() <= tol, "i {i}: {} vs {}", ys[i], yr[i]);
+        }
+    }
+
+    #[test]
+    fn axpy_special_values_agree((x, y) in pair_of(special()), alpha in special()) {
+        let mut ys = y.clone();
+        let mut yr = y.clone();
+        simd::axpy(alpha, &x, &mut ys);
+        reference::axpy(alpha, &x, &mut yr);
+        for i in 0..y.len() {
+            prop_assert!(same_class(ys[i], yr[i]), "i {i}: {} vs {}", ys[i], yr[i]);
+        }
+    }
+
+    #[test]
+    fn langevin_kernels_match_twin(
+        (t, g) in pair_of(finite()),
+        noise_seed in any::<u64>(),
+        eps in 1e-12f32..1.0,
+    ) {
+        let n = t.len();
+        let mut noise = vec![0.0f32; n];
+        sgld::noise::reference::fill_normal(&mut sgld::noise::default_rng(noise_seed), &mut noise);
+        let m: Vec<f32> = g.iter().map(|v| v.abs() * 3.0).collect();
+        let (h, s) = (0.5 * eps, eps.sqrt());
+        let mut ts = t.clone();
+        let mut tr = t.clone();
+        simd::langevin_update(&mut ts, &g, &noise, h, s);
+        reference::langevin_update(&mut tr, &g, &noise, h, s);
+        let mut ps = noise.clone();
+        let mut pr = noise.clone();
+        simd::langevin_propose(&t, &g, &mut ps, h, s);
+        reference::langevin_propose(&t, &g, &mut pr, h, s);
+        let mut cs = t.clone();
+        let mut cr = t.clone();
+        simd::langevin_update_precond(&mut cs, &g, &noise, &m, h, s);
+        reference::langevin_update_precond(&mut cr, &g, &noise, &m, h, s);
+        for i in 0..n {
+            let mag = (t[i] as f64).abs() + (h as f64 * g[i] as f64).abs() + (s as f64 * noise[i] as f64).abs();
+            let magc = (t[i] as f64).abs()
+                + (h as f64 * m[i] as f64 * g[i] as f64).abs()
+                + (s as f64 * (m[i] as f64).sqrt() * noise[i] as f64).abs();
+            prop_assume!(magc < f32::MAX as f64 / 4.0);
+            // three terms: at most three roundings on either side, plus √ and subnormals.
+            let tol = 6.0 * U * mag + 1e-43;
+            let tolc = 10.0 * U * magc + 1e-43;
+            prop_assert!((ts[i] as f64 - tr[i] as f64).abs() <= tol, "update i {i}: {} vs {}", ts[i], tr[i]);
+            prop_assert!((ps[i] as f64 - pr[i] as f64).abs() <= tol, "propose i {i}: {} vs {}", ps[i], pr[i]);
+            prop_assert!(ps[i] == ts[i] || (ps[i] as f64 - ts[i] as f64).abs() <= tol);
+            prop_assert!((cs[i] as f64 - cr[i] as f64).abs() <= tolc, "precond i {i}: {} vs {}", cs[i], cr[i]);
+        }
+    }
+
+    #[test]
+    fn langevin_special_values_agree((t, g) in pair_of(special()), noise in prop::collection::vec(special(), MAX_LEN)) {
+        let n = t.len();
+        let noise = &noise[..n];
+        let mut ts = t.clone();
+        let mut tr = t.clone();
+        simd::langevin_update(&mut ts, &g, noise, 0.5, 1.0);
+        reference::langevin_update(&mut tr, &g, noise, 0.5, 1.0);
+        for i in 0..n {
+            prop_assert!(same_class(ts[i], tr[i]), "i {i}: {} vs {}", ts[i], tr[i]);
+        }
+    }
+
+    #[test]
+    fn sparse_kernels_match_twin(
+        w in prop::collection::vec(finite(), 0..=MAX_LEN),
+        raw in prop::collection::vec(any::<u32>(), 0..=MAX_LEN),
+        alpha in finite(),
+    ) {
+        let len = w.len() as u32;
+        // Mostly valid indices, a few past the end (both twins skip those).
+        let idx: Vec<u32> = raw.iter().map(|r| if r % 8 == 0 { len + r % 5 } else { r % len.max(1) }).collect();
+        let abs: f64 = idx.iter().filter_map(|&j| w.get(j as usize)).map(|v| (*v as f64).abs()).sum();
+        prop_assume!(abs < f32::MAX as f64 / 2.0);
+        let exact: f64 = idx.iter().filter_map(|&j| w.get(j as usize)).map(|v| *v as f64).sum();
+        let tol = gamma(idx.len() + 1) * abs + U * exact.abs() + 1e-44;
+        let (s, r) = (simd::sparse_dot(&idx, &w) as f64, reference::sparse_dot(&idx, &w) as f64);
+        prop_assert!((s - exact).abs() <= tol && (r - exact).abs() <= tol, "simd {s} scalar {r} exact {exact}");
+        let mut ys = w.clone();
+        let mut yr = w.clone();
+        simd::sparse_axpy(alpha, &idx, &mut ys);
+        reference::sparse_axpy(alpha, &idx, &mut yr);
+        prop_assert_eq!(ys, yr); // same additions in the same order: bit-identical
+    }
+
+    #[test]
+    fn all_finite_matches_twin(v in prop::collection::vec(special(), 0..=MAX_LEN)) {
+        prop_assert_eq!(simd::all_finite(&v), reference::all_finite(&v));
+        prop_assert_eq!(simd::all_finite(&v), v.iter().all(|x| x.is_finite()));
+    }
+}
+
+#[test]
+fn dot_with_huge_values_is_exact_where_representable() {
+    // 1e19·1e19 = 1e38 is below f32::MAX: no overflow in either twin.
+    let a = [1e19f32; 3];
+    let b = [1e19f32, -1e19, 1e19];
+    assert!((simd::dot(&a, &b) - 1e38).abs() <= 1e38 * 1e-6);
+    assert!((reference::dot(&a, &b) - 1e38).abs() <= 1e38 * 1e-6);
+}
+
+#[test]
+fn unequal_lengths_use_the_common_prefix() {
+    let a = [1.0f32; 20];
+    let b = [2.0f32; 17];
+    assert_eq!(simd::dot(&a, &b), 34.0);
+    assert_eq!(reference::dot(&a, &b), 34.0);
+    assert!(sgld::kernels::dot(&a, &b).is_err());
+}

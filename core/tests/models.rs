@@ -1,0 +1,161 @@
+//! Model gradients against finite differences of their log densities, dense against
+//! sparse logistic regression, and the stable scalar functions at extreme arguments.
+
+use sgld::math::{log_sigmoid, sigmoid, softplus};
+use sgld::models::{
+    Gaussian, GaussianMean, Laplace, LinearRegression, LogisticDense, LogisticSparse, Model, SparseRows,
+    TiedMixture,
+};
+use sgld::noise::{default_rng, fill_normal};
+
+fn normals(n: usize, seed: u64) -> Vec<f32> {
+    let mut v = vec![0.0; n];
+    fill_normal(&mut default_rng(seed), &mut v);
+    v
+}
+
+/// Rounds to a multiple of 2⁻¹⁰ so that θ ± h (h a power of two) is exact in f32.
+fn grid(v: &[f32]) -> Vec<f32> {
+    v.iter().map(|x| (x * 1024.0).round() / 1024.0).collect()
+}
+
+/// Central differences with one Richardson step: error O(h⁴).
+fn fd_grad(f: impl Fn(&[f32]) -> f64, theta: &[f32]) -> Vec<f64> {
+    let h = 1.0 / 64.0;
+    (0..theta.len())
+        .map(|j| {
+            let d = |h: f32| {
+                let (mut p, mut m) = (theta.to_vec(), theta.to_vec());
+                p[j] += h;
+                m[j] -= h;
+                (f(&p) - f(&m)) / (2.0 * h as f64)
+            };
+            (4.0 * d(h / 2.0) - d(h)) / 3.0
+        })
+        .collect()
+}
+
+/// Checks the prior and likelihood gradients of `model` at `theta` on `batch`.
+fn check_gradients<M: Model>(model: &M, theta: &[f32], batch: &[usize], rel: f64) {
+    let d = model.dim();
+    let mut g = vec![0.0f32; d];
+    model.add_log_lik_grad(theta, batch, &mut g);
+    let fd = fd_grad(|t| model.log_lik(t, batch), theta);
+    for j in 0..d {
+        let tol = rel * (1.0 + fd[j].abs());
+        assert!((g[j] as f64 - fd[j]).abs() <= tol, "likelihood grad[{j}] = {} vs finite differences {}", g[j], fd[j]);
+    }
+    let mut g = vec![0.0f32; d];
+    model.add_log_prior_grad(theta, &mut g);
+    let fd = fd_grad(|t| model.log_prior(t), theta);
+    for j in 0..d {
+        let tol = rel * (1.0 + fd[j].abs());
+        assert!((g[j] as f64 - fd[j]).abs() <= tol, "prior grad[{j}] = {} vs finite differences {}", g[j], fd[j]);
+    }
+}
+
+#[test]
+fn logistic_dense_and_sparse_gradients() {
+    // 40 rows, 9 features (the last is the bias), binary features.
+    let (n, d) = (40usize, 9usize);
+    let u = normals(n * d + n, 1);
+    let mut x = vec![0.0f32; n * d];
+    let mut offsets = vec![0usize];
+    let mut idx = Vec::new();
+    for i in 0..n {
+        for j in 0..d {
+            if j == d - 1 || u[i * d + j] > 0.3 {
+                x[i * d + j] = 1.0;
+                idx.push(j as u32);
+            }
+        }
+        offsets.push(idx.len());
+    }
+    let y: Vec<f32> = (0..n).map(|i| if u[n * d + i] > 0.0 { 1.0 } else { -1.0 }).collect();
+    let theta = grid(&normals(d, 2));
+    let batch: Vec<usize> = (0..n).step_by(3).collect();
+    let dense = LogisticDense::new(&x, &y, d, Gaussian::new(2.0).unwrap()).unwrap();
+    check_gradients(&dense, &theta, &batch, 1e-3);
+    let sparse =
+        LogisticSparse::new(SparseRows::new(&offsets, &idx, d).unwrap(), &y, Gaussian::new(2.0).unwrap()).unwrap();
+    check_gradients(&sparse, &theta, &batch, 1e-3);
+    let (mut gd, mut gs) = (vec![0.0f32; d], vec![0.0f32; d]);
+    dense.add_log_lik_grad(&theta, &batch, &mut gd);
+    sparse.add_log_lik_grad(&theta, &batch, &mut gs);
+    for j in 0..d {
+        assert!((gd[j] - gs[j]).abs() <= 1e-5 * (1.0 + gd[j].abs()), "dense {} vs sparse {}", gd[j], gs[j]);
+    }
+    assert!((dense.log_lik(&theta, &batch) - sparse.log_lik(&theta, &batch)).abs() < 1e-4);
+}
+
+#[test]
+fn laplace_prior_gradient_is_minus_sign_over_scale() {
+    let x = [1.0f32, 1.0];
+    let y = [1.0f32];
+    let m = LogisticDense::new(&x, &y, 2, Laplace::new(0.5).unwrap()).unwrap();
+    let mut g = [0.0f32; 2];
+    m.add_log_prior_grad(&[0.3, -0.2], &mut g);
+    assert_eq!(g, [-2.0, 2.0]);
+    let mut g = [0.0f32; 2];
+    m.add_log_prior_grad(&[0.0, -0.0], &mut g);
+    assert_eq!(g, [0.0, 0.0], "subgradient 0 at 0");
+    check_gradients(&m, &[0.25, -0.75], &[0], 1e-4);
+}
+
+#[test]
+fn mixture_gradients() {
+    let x = normals(100, 3);
+    let m = TiedMixture::paper(&x).unwrap();
+    for theta in [[0.0f32, 1.0], [1.0, -1.0], [-2.5, 3.25], [0.5, 0.0]] {
+        check_gradients(&m, &theta, &(0..100).collect::<Vec<_>>(), 1e-4);
+        check_gradients(&m, &theta, &[7], 1e-4);
+    }
+}
+
+#[test]
+fn linear_regression_gradients() {
+    let (n, d) = (50usize, 4usize);
+    let x = normals(n * d, 4);
+    let y = normals(n, 5);
+    let m = LinearRegression::new(&x, &y, d, 10.0, 2.0, 1.5).unwrap();
+    assert_eq!(m.dim(), d + 1);
+    for gamma in [-1.0f32, 0.0, 0.5] {
+        let mut theta = grid(&normals(d, 6));
+        theta.push(gamma);
+        check_gradients(&m, &theta, &(0..n).collect::<Vec<_>>(), 1e-3);
+    }
+}
+
+#[test]
+fn gaussian_mean_gradients() {
+    let d = 3;
+    let x = normals(20 * d, 7);
+    let lik = [2.0f32, 0.5, 0.0, 0.5, 1.0, 0.25, 0.0, 0.25, 1.5];
+    let prior = [1.0f32, -0.3, 0.1, -0.3, 0.5, 0.0, 0.1, 0.0, 0.8];
+    let mu0 = [0.5f32, -1.0, 2.0];
+    let m = GaussianMean::new(&x, d, &lik, &mu0, &prior).unwrap();
+    check_gradients(&m, &grid(&normals(d, 8)), &[0, 3, 3, 19], 1e-4);
+}
+
+#[test]
+fn stable_functions_at_extreme_arguments() {
+    let zs = [
+        -f32::MAX, -1e30, -1e4, -200.0, -88.0, -30.0, -1.0, -1e-20, 0.0, 1e-20, 1.0, 17.0, 30.0, 88.0, 89.0,
+        200.0, 1e4, 1e30, f32::MAX,
+    ];
+    for &z in &zs {
+        let zf = z as f64;
+        let s_ref = if zf >= 0.0 { 1.0 / (1.0 + (-zf).exp()) } else { zf.exp() / (1.0 + zf.exp()) };
+        let sp_ref = zf.max(0.0) + (-zf.abs()).exp().ln_1p();
+        let (s, ls, sp) = (sigmoid(z), log_sigmoid(z), softplus(z));
+        assert!(s.is_finite() && ls.is_finite() && sp.is_finite(), "z = {z}");
+        // relative error within a few ulps where the reference is a normal f32, else absolute
+        let close = |a: f32, b: f64| {
+            let b32 = b as f32;
+            (a as f64 - b).abs() <= 4.0 * f32::EPSILON as f64 * b.abs() || (b32.abs() < f32::MIN_POSITIVE && a.abs() < 1e-37)
+        };
+        assert!(close(s, s_ref), "sigmoid({z}) = {s}, f64 reference {s_ref}");
+        assert!(close(sp, sp_ref), "softplus({z}) = {sp}, f64 reference {sp_ref}");
+        assert!(close(ls, -(-zf).max(0.0) - (-zf.abs()).exp().ln_1p()), "log_sigmoid({z}) = {ls}");
+    }
+}
