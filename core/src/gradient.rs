@@ -47,7 +47,11 @@ pub fn check_batch(batch: &[usize], n_data: usize) -> Result<(), Error> {
 /// assert!(batch.iter().all(|&i| i < 32_561));
 /// # Ok::<(), sgld::Error>(())
 /// ```
-pub fn sample_batch<R: Rng + ?Sized>(rng: &mut R, n_data: usize, batch: &mut [usize]) -> Result<(), Error> {
+pub fn sample_batch<R: Rng + ?Sized>(
+    rng: &mut R,
+    n_data: usize,
+    batch: &mut [usize],
+) -> Result<(), Error> {
     if n_data == 0 {
         return Err(Error::Empty { what: "data set" });
     }

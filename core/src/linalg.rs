@@ -100,5 +100,7 @@ pub fn sym_eigen(a: &mut [f64], n: usize, mut vectors: Option<&mut [f64]>) -> Re
 /// The largest eigenvalue of a symmetric matrix (destroys `a`; see [`sym_eigen`]).
 pub fn sym_max_eigenvalue(a: &mut [f64], n: usize) -> Result<f64, Error> {
     sym_eigen(a, n, None)?;
-    Ok((0..n).map(|i| a[i * n + i]).fold(f64::NEG_INFINITY, f64::max))
+    Ok((0..n)
+        .map(|i| a[i * n + i])
+        .fold(f64::NEG_INFINITY, f64::max))
 }

@@ -38,7 +38,12 @@ fn special() -> impl Strategy<Value = f32> + Clone {
 }
 
 fn pair_of(s: impl Strategy<Value = f32> + Clone) -> impl Strategy<Value = (Vec<f32>, Vec<f32>)> {
-    (0..=MAX_LEN).prop_flat_map(move |n| (prop::collection::vec(s.clone(), n), prop::collection::vec(s.clone(), n)))
+    (0..=MAX_LEN).prop_flat_map(move |n| {
+        (
+            prop::collection::vec(s.clone(), n),
+            prop::collection::vec(s.clone(), n),
+        )
+    })
 }
 
 /// Same class: both NaN, or both the same infinity, or both finite.

@@ -3,8 +3,8 @@
 
 use sgld::math::{log_sigmoid, sigmoid, softplus};
 use sgld::models::{
-    Gaussian, GaussianMean, Laplace, LinearRegression, LogisticDense, LogisticSparse, Model, SparseRows,
-    TiedMixture,
+    Gaussian, GaussianMean, Laplace, LinearRegression, LogisticDense, LogisticSparse, Model,
+    SparseRows, TiedMixture,
 };
 use sgld::noise::{default_rng, fill_normal};
 
@@ -43,14 +43,24 @@ fn check_gradients<M: Model>(model: &M, theta: &[f32], batch: &[usize], rel: f64
     let fd = fd_grad(|t| model.log_lik(t, batch), theta);
     for j in 0..d {
         let tol = rel * (1.0 + fd[j].abs());
-        assert!((g[j] as f64 - fd[j]).abs() <= tol, "likelihood grad[{j}] = {} vs finite differences {}", g[j], fd[j]);
+        assert!(
+            (g[j] as f64 - fd[j]).abs() <= tol,
+            "likelihood grad[{j}] = {} vs finite differences {}",
+            g[j],
+            fd[j]
+        );
     }
     let mut g = vec![0.0f32; d];
     model.add_log_prior_grad(theta, &mut g);
     let fd = fd_grad(|t| model.log_prior(t), theta);
     for j in 0..d {
         let tol = rel * (1.0 + fd[j].abs());
-        assert!((g[j] as f64 - fd[j]).abs() <= tol, "prior grad[{j}] = {} vs finite differences {}", g[j], fd[j]);
+        assert!(
+            (g[j] as f64 - fd[j]).abs() <= tol,
+            "prior grad[{j}] = {} vs finite differences {}",
+            g[j],
+            fd[j]
+        );
     }
 }
 
@@ -71,19 +81,30 @@ fn logistic_dense_and_sparse_gradients() {
         }
         offsets.push(idx.len());
     }
-    let y: Vec<f32> = (0..n).map(|i| if u[n * d + i] > 0.0 { 1.0 } else { -1.0 }).collect();
+    let y: Vec<f32> = (0..n)
+        .map(|i| if u[n * d + i] > 0.0 { 1.0 } else { -1.0 })
+        .collect();
     let theta = grid(&normals(d, 2));
     let batch: Vec<usize> = (0..n).step_by(3).collect();
     let dense = LogisticDense::new(&x, &y, d, Gaussian::new(2.0).unwrap()).unwrap();
     check_gradients(&dense, &theta, &batch, 1e-3);
-    let sparse =
-        LogisticSparse::new(SparseRows::new(&offsets, &idx, d).unwrap(), &y, Gaussian::new(2.0).unwrap()).unwrap();
+    let sparse = LogisticSparse::new(
+        SparseRows::new(&offsets, &idx, d).unwrap(),
+        &y,
+        Gaussian::new(2.0).unwrap(),
+    )
+    .unwrap();
     check_gradients(&sparse, &theta, &batch, 1e-3);
     let (mut gd, mut gs) = (vec![0.0f32; d], vec![0.0f32; d]);
     dense.add_log_lik_grad(&theta, &batch, &mut gd);
     sparse.add_log_lik_grad(&theta, &batch, &mut gs);
     for j in 0..d {
-        assert!((gd[j] - gs[j]).abs() <= 1e-5 * (1.0 + gd[j].abs()), "dense {} vs sparse {}", gd[j], gs[j]);
+        assert!(
+            (gd[j] - gs[j]).abs() <= 1e-5 * (1.0 + gd[j].abs()),
+            "dense {} vs sparse {}",
+            gd[j],
+            gs[j]
+        );
     }
     assert!((dense.log_lik(&theta, &batch) - sparse.log_lik(&theta, &batch)).abs() < 1e-4);
 }
@@ -140,22 +161,50 @@ fn gaussian_mean_gradients() {
 #[test]
 fn stable_functions_at_extreme_arguments() {
     let zs = [
-        -f32::MAX, -1e30, -1e4, -200.0, -88.0, -30.0, -1.0, -1e-20, 0.0, 1e-20, 1.0, 17.0, 30.0, 88.0, 89.0,
-        200.0, 1e4, 1e30, f32::MAX,
+        -f32::MAX,
+        -1e30,
+        -1e4,
+        -200.0,
+        -88.0,
+        -30.0,
+        -1.0,
+        -1e-20,
+        0.0,
+        1e-20,
+        1.0,
+        17.0,
+        30.0,
+        88.0,
+        89.0,
+        200.0,
+        1e4,
+        1e30,
+        f32::MAX,
     ];
     for &z in &zs {
         let zf = z as f64;
-        let s_ref = if zf >= 0.0 { 1.0 / (1.0 + (-zf).exp()) } else { zf.exp() / (1.0 + zf.exp()) };
+        let s_ref = if zf >= 0.0 {
+            1.0 / (1.0 + (-zf).exp())
+        } else {
+            zf.exp() / (1.0 + zf.exp())
+        };
         let sp_ref = zf.max(0.0) + (-zf.abs()).exp().ln_1p();
         let (s, ls, sp) = (sigmoid(z), log_sigmoid(z), softplus(z));
         assert!(s.is_finite() && ls.is_finite() && sp.is_finite(), "z = {z}");
         // relative error within a few ulps where the reference is a normal f32, else absolute
         let close = |a: f32, b: f64| {
             let b32 = b as f32;
-            (a as f64 - b).abs() <= 4.0 * f32::EPSILON as f64 * b.abs() || (b32.abs() < f32::MIN_POSITIVE && a.abs() < 1e-37)
+            (a as f64 - b).abs() <= 4.0 * f32::EPSILON as f64 * b.abs()
+                || (b32.abs() < f32::MIN_POSITIVE && a.abs() < 1e-37)
         };
         assert!(close(s, s_ref), "sigmoid({z}) = {s}, f64 reference {s_ref}");
-        assert!(close(sp, sp_ref), "softplus({z}) = {sp}, f64 reference {sp_ref}");
-        assert!(close(ls, -(-zf).max(0.0) - (-zf.abs()).exp().ln_1p()), "log_sigmoid({z}) = {ls}");
+        assert!(
+            close(sp, sp_ref),
+            "softplus({z}) = {sp}, f64 reference {sp_ref}"
+        );
+        assert!(
+            close(ls, -(-zf).max(0.0) - (-zf.abs()).exp().ln_1p()),
+            "log_sigmoid({z}) = {ls}"
+        );
     }
 }

@@ -49,11 +49,16 @@ fn moments_within_five_standard_errors() {
     let (m2, m3, m4) = (m2 / n, m3 / n, m4 / n);
     let skew = m3 / m2.powf(1.5);
     let kurt = m4 / (m2 * m2) - 3.0;
-    eprintln!("seed {SEED:#x}: mean {mean:.2e} var {m2:.6} skew {skew:.2e} excess kurtosis {kurt:.2e}");
+    eprintln!(
+        "seed {SEED:#x}: mean {mean:.2e} var {m2:.6} skew {skew:.2e} excess kurtosis {kurt:.2e}"
+    );
     assert!(mean.abs() < 5.0 * (1.0 / n).sqrt(), "mean {mean}");
     assert!((m2 - 1.0).abs() < 5.0 * (2.0 / n).sqrt(), "variance {m2}");
     assert!(skew.abs() < 5.0 * (6.0 / n).sqrt(), "skewness {skew}");
-    assert!(kurt.abs() < 5.0 * (24.0 / n).sqrt(), "excess kurtosis {kurt}");
+    assert!(
+        kurt.abs() < 5.0 * (24.0 / n).sqrt(),
+        "excess kurtosis {kurt}"
+    );
 }
 
 #[test]
@@ -67,8 +72,14 @@ fn kolmogorov_smirnov_against_phi() {
         d = d.max((i as f64 + 1.0) / n - f).max(f - i as f64 / n);
     }
     let p = kolmogorov_sf(d * n.sqrt());
-    eprintln!("seed {SEED:#x}: KS D = {d:.3e}, sqrt(N)·D = {:.3}, p = {p:.3}", d * n.sqrt());
-    assert!(p > 0.001, "KS test rejects at alpha = 0.001: D = {d}, p = {p}");
+    eprintln!(
+        "seed {SEED:#x}: KS D = {d:.3e}, sqrt(N)·D = {:.3}, p = {p:.3}",
+        d * n.sqrt()
+    );
+    assert!(
+        p > 0.001,
+        "KS test rejects at alpha = 0.001: D = {d}, p = {p}"
+    );
 }
 
 #[test]
@@ -79,8 +90,15 @@ fn tail_frequencies_within_binomial_error() {
         let p = libm::erfc(t / std::f64::consts::SQRT_2);
         let count = z.iter().filter(|x| (x.abs() as f64) > t).count() as f64;
         let sd = (n * p * (1.0 - p)).sqrt();
-        eprintln!("|z| > {t}: {count} observed, {:.1} expected (sd {sd:.1})", n * p);
-        assert!((count - n * p).abs() < 5.0 * sd, "|z| > {t}: {count} vs {}", n * p);
+        eprintln!(
+            "|z| > {t}: {count} observed, {:.1} expected (sd {sd:.1})",
+            n * p
+        );
+        assert!(
+            (count - n * p).abs() < 5.0 * sd,
+            "|z| > {t}: {count} vs {}",
+            n * p
+        );
     }
     assert!(z.iter().all(|x| x.abs() < 6.67), "tails are cut at 6.66");
 }
@@ -91,10 +109,16 @@ fn lag_one_autocorrelation_within_error() {
     let n = N as f64;
     let mean = z.iter().map(|&x| x as f64).sum::<f64>() / n;
     let var = z.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>();
-    let cov: f64 = z.windows(2).map(|w| (w[0] as f64 - mean) * (w[1] as f64 - mean)).sum();
+    let cov: f64 = z
+        .windows(2)
+        .map(|w| (w[0] as f64 - mean) * (w[1] as f64 - mean))
+        .sum();
     let r1 = cov / var;
     // Also across the cosine/sine halves of a SIMD block (lag 16).
-    let cov16: f64 = z.windows(17).map(|w| (w[0] as f64 - mean) * (w[16] as f64 - mean)).sum();
+    let cov16: f64 = z
+        .windows(17)
+        .map(|w| (w[0] as f64 - mean) * (w[16] as f64 - mean))
+        .sum();
     let r16 = cov16 / var;
     eprintln!("lag-1 autocorrelation {r1:.2e}, lag-16 {r16:.2e}");
     assert!(r1.abs() < 5.0 / n.sqrt(), "lag-1 autocorrelation {r1}");
@@ -105,12 +129,18 @@ fn lag_one_autocorrelation_within_error() {
 fn simd_matches_scalar_twin_and_consumes_the_same_words() {
     let mut worst = 0.0f32;
     for seed in 0..20u64 {
-        for len in [0usize, 1, 2, 3, 15, 16, 17, 31, 32, 33, 63, 64, 65, 67, 100, 1000] {
+        for len in [
+            0usize, 1, 2, 3, 15, 16, 17, 31, 32, 33, 63, 64, 65, 67, 100, 1000,
+        ] {
             let (mut a, mut b) = (default_rng(seed), default_rng(seed));
             let (mut za, mut zb) = (vec![0.0f32; len], vec![0.0f32; len]);
             fill_normal_simd(&mut a, &mut za);
             reference::fill_normal(&mut b, &mut zb);
-            assert_eq!(a.next_u64(), b.next_u64(), "seed {seed} len {len}: generator states differ");
+            assert_eq!(
+                a.next_u64(),
+                b.next_u64(),
+                "seed {seed} len {len}: generator states differ"
+            );
             for (x, y) in za.iter().zip(&zb) {
                 // ln, sin, cos within 2 ulps each, √ halves the relative error of ln:
                 // allow 8 ulps of max(1, |z|).
@@ -120,13 +150,18 @@ fn simd_matches_scalar_twin_and_consumes_the_same_words() {
             }
         }
     }
-    eprintln!("largest SIMD-vs-scalar difference: {:.2} ulps of max(1,|z|)", worst / f32::EPSILON);
+    eprintln!(
+        "largest SIMD-vs-scalar difference: {:.2} ulps of max(1,|z|)",
+        worst / f32::EPSILON
+    );
 }
 
 /// The first eight normals from `Pcg64Mcg::new(0xcafef00dd15ea5e5)`, computed
 /// independently in f64 from the method in the module docs (PCG-64 MCG words, Box–Muller
 /// pairs). f32 rounding of `u₁` and of `2π·2⁻²⁴` moves them by < 10⁻⁶·max(1, |z|).
-const GOLDEN: [f32; 8] = [0.8063544, 0.0178376, 0.3214909, -0.5205142, -0.0364501, -0.8944600, 1.1744212, -0.2974083];
+const GOLDEN: [f32; 8] = [
+    0.8063544, 0.0178376, 0.3214909, -0.5205142, -0.0364501, -0.89446, 1.1744212, -0.2974083,
+];
 
 #[test]
 fn golden_values_for_a_fixed_seed() {
@@ -137,7 +172,13 @@ fn golden_values_for_a_fixed_seed() {
     fill_normal(&mut sgld::noise::DefaultRng::new(state), &mut s);
     for (i, ((x, y), g)) in z.iter().zip(&s).zip(GOLDEN).enumerate() {
         let tol = 2e-6 * g.abs().max(1.0);
-        assert!((x - g).abs() <= tol, "state {state:#x}, scalar z[{i}] = {x}, pinned {g}");
-        assert!((y - g).abs() <= tol, "state {state:#x}, z[{i}] = {y}, pinned {g}");
+        assert!(
+            (x - g).abs() <= tol,
+            "state {state:#x}, scalar z[{i}] = {x}, pinned {g}"
+        );
+        assert!(
+            (y - g).abs() <= tol,
+            "state {state:#x}, z[{i}] = {y}, pinned {g}"
+        );
     }
 }

@@ -52,7 +52,14 @@ fn from_f32(v: &[f32], r: usize, c: usize) -> DMatrix<f64> {
 }
 
 /// Compares means and variances; returns the largest |error|/tolerance seen.
-fn check(summary: &ChainSummary, mean: &DVector<f64>, cov: &DMatrix<f64>, cov_eps: &DMatrix<f64>, z: f64, seed: u64) {
+fn check(
+    summary: &ChainSummary,
+    mean: &DVector<f64>,
+    cov: &DMatrix<f64>,
+    cov_eps: &DMatrix<f64>,
+    z: f64,
+    seed: u64,
+) {
     let d = mean.len();
     for j in 0..d {
         let (m, se) = (summary.mean[j], summary.mcse_mean(j));
@@ -64,12 +71,27 @@ fn check(summary: &ChainSummary, mean: &DVector<f64>, cov: &DMatrix<f64>, cov_ep
             summary.mcse_var(j),
             cov_eps[(j, j)] - cov[(j, j)]
         );
-        assert!((m - mean[j]).abs() <= z * se, "seed {seed}: mean of θ[{j}] = {m}, exact {}, {z}·MCSE = {}", mean[j], z * se);
+        assert!(
+            (m - mean[j]).abs() <= z * se,
+            "seed {seed}: mean of θ[{j}] = {m}, exact {}, {z}·MCSE = {}",
+            mean[j],
+            z * se
+        );
         let bias = (cov_eps[(j, j)] - cov[(j, j)]).abs();
         let se_v = summary.mcse_var(j);
-        assert!(bias <= 0.5 * z * se_v, "step too large: ε-bias {bias} vs MCSE term {}", z * se_v);
+        assert!(
+            bias <= 0.5 * z * se_v,
+            "step too large: ε-bias {bias} vs MCSE term {}",
+            z * se_v
+        );
         let err = (summary.var[j] - cov[(j, j)]).abs();
-        assert!(err <= z * se_v + bias, "seed {seed}: variance of θ[{j}] = {}, exact {}, tolerance {}", summary.var[j], cov[(j, j)], z * se_v + bias);
+        assert!(
+            err <= z * se_v + bias,
+            "seed {seed}: variance of θ[{j}] = {}, exact {}, tolerance {}",
+            summary.var[j],
+            cov[(j, j)],
+            z * se_v + bias
+        );
     }
 }
 
@@ -117,9 +139,22 @@ fn gaussian_mean_case(
     let v = &lk * s * &lk * ((n_data * n_data) as f64 / n as f64);
     let cov_eps = sgld_stationary_covariance(&a, &v, eps as f64);
 
-    let schedule = Floor::new(Polynomial::from_range(1e-2 / n_data as f64, eps as f64, 0.55, burn_in).unwrap(), eps).unwrap();
+    let schedule = Floor::new(
+        Polynomial::from_range(1e-2 / n_data as f64, eps as f64, 0.55, burn_in).unwrap(),
+        eps,
+    )
+    .unwrap();
     let theta0 = vec![0.0f32; d];
-    let summary = run_chain(&MiniBatch::new(&model), &theta0, &schedule, burn_in, steps, n, seed, BATCHES);
+    let summary = run_chain(
+        &MiniBatch::new(&model),
+        &theta0,
+        &schedule,
+        burn_in,
+        steps,
+        n,
+        seed,
+        BATCHES,
+    );
     assert_eq!(summary.refused, 0);
     check(&summary, &mean, &cov, &cov_eps, z, seed);
     eprintln!("  (ε = {eps}, max ε in sampling {:.3e})", summary.max_eps);
@@ -133,16 +168,27 @@ fn gaussian_mean_d2_correlated_prior() {
     let mu0 = DVector::from_vec(vec![0.5, -0.5]);
     let star = DVector::from_vec(vec![1.0, -1.0]);
     let seed = 20_110_628;
-    let s = gaussian_mean_case(&lik, &prior, &mu0, &star, 100, 10, 2e-5, 200_000, 10_000_000, 4.0, seed);
+    let s = gaussian_mean_case(
+        &lik, &prior, &mu0, &star, 100, 10, 2e-5, 200_000, 10_000_000, 4.0, seed,
+    );
     // The off-diagonal: MCSE from an effective sample size read off the means (conservative
     // for a second moment), Var(ĉ) ≈ (Σ₀₀Σ₁₁ + Σ₀₁²)/ESS for a Gaussian.
     let a = &prior + &lik * 100.0;
     let cov = a.try_inverse().unwrap();
-    let ess = (0..2).map(|j| s.var[j] / s.mcse_mean(j).powi(2)).fold(f64::INFINITY, f64::min);
+    let ess = (0..2)
+        .map(|j| s.var[j] / s.mcse_mean(j).powi(2))
+        .fold(f64::INFINITY, f64::min);
     let se = ((cov[(0, 0)] * cov[(1, 1)] + cov[(0, 1)].powi(2)) / ess).sqrt();
-    eprintln!("  cov01 {:.4e} vs {:.4e} (se {se:.1e}, ESS {ess:.0})", s.cov(0, 1), cov[(0, 1)]);
+    eprintln!(
+        "  cov01 {:.4e} vs {:.4e} (se {se:.1e}, ESS {ess:.0})",
+        s.cov(0, 1),
+        cov[(0, 1)]
+    );
     // Data-dependent closed form differs from `cov` only through the f32 rounding of Λ, P₀.
-    assert!((s.cov(0, 1) - cov[(0, 1)]).abs() <= 4.0 * se + 0.02 * cov[(0, 1)].abs(), "seed {seed}");
+    assert!(
+        (s.cov(0, 1) - cov[(0, 1)]).abs() <= 4.0 * se + 0.02 * cov[(0, 1)].abs(),
+        "seed {seed}"
+    );
 }
 
 #[test]
@@ -153,13 +199,18 @@ fn gaussian_mean_d50_correlated_prior() {
     let g = normals(d * d, 77);
     let qr = DMatrix::from_iterator(d, d, g.iter().map(|&v| v as f64)).qr();
     let q = qr.q();
-    let lam = DVector::from_iterator(d, (0..d).map(|i| 0.2 * 100f64.powf(i as f64 / (d - 1) as f64)));
+    let lam = DVector::from_iterator(
+        d,
+        (0..d).map(|i| 0.2 * 100f64.powf(i as f64 / (d - 1) as f64)),
+    );
     let prior = &q * DMatrix::from_diagonal(&lam) * q.transpose();
     let prior = (&prior + prior.transpose()) * 0.5;
     let lik = DMatrix::identity(d, d);
     let mu0 = DVector::from_iterator(d, (0..d).map(|i| (i as f64 * 0.37).sin()));
     let star = DVector::from_iterator(d, (0..d).map(|i| (i as f64 * 0.91).cos()));
-    gaussian_mean_case(&lik, &prior, &mu0, &star, 20, 5, 2e-4, 50_000, 2_000_000, 4.5, 50);
+    gaussian_mean_case(
+        &lik, &prior, &mu0, &star, 20, 5, 2e-4, 50_000, 2_000_000, 4.5, 50,
+    );
 }
 
 /// Burn-in at a constant step, then the paper's polynomial decay through the sampling
@@ -172,7 +223,11 @@ struct BurnThenDecay {
 
 impl Schedule for BurnThenDecay {
     fn step_size(&self, t: u64) -> f32 {
-        if t < self.burn_in { self.burn.step_size(t) } else { self.decay.step_size(t - self.burn_in) }
+        if t < self.burn_in {
+            self.burn.step_size(t)
+        } else {
+            self.decay.step_size(t - self.burn_in)
+        }
     }
 }
 
@@ -201,7 +256,8 @@ fn normal_inverse_gamma_regression() {
     let mut cov = DMatrix::zeros(d + 1, d + 1);
     mean.rows_mut(0, d).copy_from(&mun);
     mean[d] = bn.ln() - digamma(an);
-    cov.view_mut((0, 0), (d, d)).copy_from(&(&vn * (bn / (an - 1.0))));
+    cov.view_mut((0, 0), (d, d))
+        .copy_from(&(&vn * (bn / (an - 1.0))));
     cov[(d, d)] = trigamma(an);
 
     // Laplace approximation at the posterior mean for the ε-bias: A = −∇²log p, V = (N²/n)·Cov(scores).
@@ -216,10 +272,17 @@ fn normal_inverse_gamma_regression() {
         a[(d, j)] = cross[j];
     }
     a[(d, d)] = e * (r.dot(&r) / 2.0 + beta.dot(&beta) / (2.0 * v as f64) + psi as f64);
-    let scores = DMatrix::from_fn(n_data, d + 1, |i, j| if j < d { r[i] * e * xm[(i, j)] } else { -0.5 + 0.5 * r[i] * r[i] * e });
+    let scores = DMatrix::from_fn(n_data, d + 1, |i, j| {
+        if j < d {
+            r[i] * e * xm[(i, j)]
+        } else {
+            -0.5 + 0.5 * r[i] * r[i] * e
+        }
+    });
     let sbar = scores.row_mean();
     let centred = DMatrix::from_fn(n_data, d + 1, |i, j| scores[(i, j)] - sbar[j]);
-    let vcov = centred.transpose() * &centred / n_data as f64 * ((n_data * n_data) as f64 / n as f64);
+    let vcov =
+        centred.transpose() * &centred / n_data as f64 * ((n_data * n_data) as f64 / n as f64);
 
     let (burn_in, steps) = (40_000u64, 10_000_000u64);
     let schedule = BurnThenDecay {
@@ -228,7 +291,16 @@ fn normal_inverse_gamma_regression() {
         decay: Polynomial::from_range(4e-6, 1.5e-6, 0.55, steps).unwrap(),
     };
     let theta0 = vec![0.0f32; d + 1];
-    let s = run_chain(&MiniBatch::new(&model), &theta0, &schedule, burn_in, steps, n, seed, BATCHES);
+    let s = run_chain(
+        &MiniBatch::new(&model),
+        &theta0,
+        &schedule,
+        burn_in,
+        steps,
+        n,
+        seed,
+        BATCHES,
+    );
     let cov_eps = sgld_stationary_covariance(&a, &vcov, s.max_eps);
     // Compare the bias of the Laplace approximation with the Laplace covariance A⁻¹.
     let laplace = a.try_inverse().unwrap();

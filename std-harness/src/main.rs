@@ -15,6 +15,10 @@ fn main() {
         "sgld {} (core kernels: {} lanes, {})",
         env!("CARGO_PKG_VERSION"),
         sgld::kernels::LANES,
-        if sgld::kernels::FORCE_SCALAR { "scalar" } else { "SIMD" }
+        if sgld::kernels::FORCE_SCALAR {
+            "scalar"
+        } else {
+            "SIMD"
+        }
     );
 }

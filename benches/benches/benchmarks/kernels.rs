@@ -19,7 +19,10 @@ fn dot(c: &mut Criterion) {
     for n in LENGTHS {
         let (a, b) = (data(n, 1), data(n, 2));
         let (s, r) = (simd::dot(&a, &b), reference::dot(&a, &b));
-        assert!((s - r).abs() <= 1e-3 * (1.0 + r.abs()), "dot sanity check: {s} vs {r}");
+        assert!(
+            (s - r).abs() <= 1e-3 * (1.0 + r.abs()),
+            "dot sanity check: {s} vs {r}"
+        );
         g.throughput(Throughput::Elements(n as u64));
         g.bench_with_input(BenchmarkId::new("simd", n), &n, |bch, _| {
             bch.iter(|| simd::dot(black_box(&a), black_box(&b)))
@@ -57,7 +60,9 @@ fn langevin(c: &mut Criterion) {
             bch.iter(|| simd::langevin_update(black_box(&mut theta), &grad, &noise, 1e-9, 1e-9))
         });
         g.bench_with_input(BenchmarkId::new("scalar", n), &n, |bch, _| {
-            bch.iter(|| reference::langevin_update(black_box(&mut theta), &grad, &noise, 1e-9, 1e-9))
+            bch.iter(|| {
+                reference::langevin_update(black_box(&mut theta), &grad, &noise, 1e-9, 1e-9)
+            })
         });
         g.bench_with_input(BenchmarkId::new("simd_precond", n), &n, |bch, _| {
             bch.iter(|| {
@@ -66,7 +71,14 @@ fn langevin(c: &mut Criterion) {
         });
         g.bench_with_input(BenchmarkId::new("scalar_precond", n), &n, |bch, _| {
             bch.iter(|| {
-                reference::langevin_update_precond(black_box(&mut theta), &grad, &noise, &m, 1e-9, 1e-9)
+                reference::langevin_update_precond(
+                    black_box(&mut theta),
+                    &grad,
+                    &noise,
+                    &m,
+                    1e-9,
+                    1e-9,
+                )
             })
         });
     }

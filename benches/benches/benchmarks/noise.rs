@@ -11,7 +11,10 @@ fn fill(c: &mut Criterion) {
         let mut out = vec![0.0f32; n];
         let mut rng = default_rng(1);
         fill_normal_simd(&mut rng, &mut out);
-        assert!(out.iter().all(|z| z.is_finite() && z.abs() < 7.0), "noise sanity check");
+        assert!(
+            out.iter().all(|z| z.is_finite() && z.abs() < 7.0),
+            "noise sanity check"
+        );
         g.throughput(Throughput::Elements(n as u64));
         g.bench_with_input(BenchmarkId::new("simd", n), &n, |b, _| {
             b.iter(|| fill_normal_simd(&mut rng, black_box(&mut out)))

@@ -22,7 +22,11 @@ fn a9a_like(c: &mut Criterion) {
         let row = &mut indices[offsets[i]..];
         row.sort_unstable();
         offsets.push(indices.len());
-        y.push(if rand_word(&mut rng) & 1 == 0 { 1.0 } else { -1.0 });
+        y.push(if rand_word(&mut rng) & 1 == 0 {
+            1.0
+        } else {
+            -1.0
+        });
     }
     let rows = SparseRows::new(&offsets, &indices, d).unwrap();
     let model = LogisticSparse::new(rows, &y, Laplace::new(1.0).unwrap()).unwrap();
@@ -38,7 +42,9 @@ fn a9a_like(c: &mut Criterion) {
             for slot in batch.iter_mut() {
                 *slot = (rand_word(&mut rng) % n as u64) as usize;
             }
-            let info = Sgld::new().step(&mut state, &est, &batch, 1e-4, &mut rng).unwrap();
+            let info = Sgld::new()
+                .step(&mut state, &est, &batch, 1e-4, &mut rng)
+                .unwrap();
             black_box(info)
         })
     });
@@ -59,7 +65,11 @@ fn mixture(c: &mut Criterion) {
     g.bench_function("mixture_batch1", |b| {
         b.iter(|| {
             let batch = [(rand_word(&mut rng) % 100) as usize];
-            black_box(Sgld::new().step(&mut state, &est, &batch, 1e-3, &mut rng).unwrap())
+            black_box(
+                Sgld::new()
+                    .step(&mut state, &est, &batch, 1e-3, &mut rng)
+                    .unwrap(),
+            )
         })
     });
     g.finish();

@@ -94,7 +94,9 @@ pub fn sampling_threshold(
         });
     }
     if d == 0 {
-        return Err(Error::Empty { what: "score dimension" });
+        return Err(Error::Empty {
+            what: "score dimension",
+        });
     }
     let nd = n.checked_mul(d).ok_or(Error::InvalidParameter {
         what: "score matrix dimensions overflow usize",
@@ -134,7 +136,11 @@ pub fn sampling_threshold(
     for m in mean.iter_mut() {
         *m /= n as f64;
     }
-    let scale = |j: usize| precond.and_then(|m| m.get(j)).map_or(1.0, |&x| libm::sqrt(x as f64));
+    let scale = |j: usize| {
+        precond
+            .and_then(|m| m.get(j))
+            .map_or(1.0, |&x| libm::sqrt(x as f64))
+    };
     let centred = |i: usize, j: usize| (scores[i * d + j] as f64 - mean[j]) * scale(j);
 
     let inv_n = 1.0 / n as f64;

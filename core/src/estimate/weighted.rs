@@ -45,7 +45,9 @@ impl<'a> WeightedMoments<'a> {
     /// [`storage_len`](Self::storage_len)`(dim)` words; it is cleared).
     pub fn new(storage: &'a mut [f64], dim: usize) -> Result<Self, Error> {
         if dim == 0 {
-            return Err(Error::Empty { what: "estimator dimension" });
+            return Err(Error::Empty {
+                what: "estimator dimension",
+            });
         }
         let need = Self::storage_len(dim);
         let found = storage.len();

@@ -152,7 +152,11 @@ pub fn langevin_update_precond(
         store(v, t);
     }
     let tail = tc.into_remainder().iter_mut();
-    let rest = gc.remainder().iter().zip(nc.remainder()).zip(mc.remainder());
+    let rest = gc
+        .remainder()
+        .iter()
+        .zip(nc.remainder())
+        .zip(mc.remainder());
     for (t, ((g, e), mm)) in tail.zip(rest) {
         *t += h * mm * g + s * libm::sqrtf(*mm) * e;
     }
@@ -160,18 +164,17 @@ pub fn langevin_update_precond(
 
 /// True when every value is finite (no NaN, no ±∞).
 ///
-/// Branch-free: `x − x` is `0` for finite `x` and NaN otherwise, so the sum of those
-/// differences is `0` exactly when all values are finite.
+/// Branch-free: `x·0` is `±0` for finite `x` and NaN otherwise, so the sum of those
+/// products is `0` exactly when all values are finite.
 pub fn all_finite(xs: &[f32]) -> bool {
     let mut acc = f32x16::ZERO;
     let mut c = xs.chunks_exact(LANES);
     for x in &mut c {
-        let v = load(x);
-        acc += v - v;
+        acc += load(x) * f32x16::ZERO;
     }
     let mut s = acc.reduce_add();
     for x in c.remainder() {
-        s += x - x;
+        s += x * 0.0;
     }
     s == 0.0
 }

@@ -6,7 +6,7 @@
 //! Gradients: `∇ log p(xᵢ|θ) = Λ(xᵢ − θ)`, `∇ log p(θ) = −P₀(θ − μ₀)`.
 
 use super::{Model, check_matrix};
-use crate::error::{Error, check_len, check_finite};
+use crate::error::{Error, check_finite, check_len};
 use crate::kernels::imp;
 
 /// The Gaussian-mean model with known likelihood precision and a Gaussian prior.
@@ -56,8 +56,16 @@ impl<'a> GaussianMean<'a> {
         check_matrix("prior precision", prior_precision, d, d)?;
         check_len("prior mean", d, prior_mean.len())?;
         check_finite("prior mean", prior_mean)?;
-        check_symmetric("likelihood precision must be symmetric with a positive diagonal", lik_precision, d)?;
-        check_symmetric("prior precision must be symmetric with a positive diagonal", prior_precision, d)?;
+        check_symmetric(
+            "likelihood precision must be symmetric with a positive diagonal",
+            lik_precision,
+            d,
+        )?;
+        check_symmetric(
+            "prior precision must be symmetric with a positive diagonal",
+            prior_precision,
+            d,
+        )?;
         Ok(Self {
             x,
             d,
@@ -82,7 +90,10 @@ impl Model for GaussianMean<'_> {
         self.x.len() / self.d
     }
     fn add_log_prior_grad(&self, theta: &[f32], grad: &mut [f32]) {
-        for (g, p) in grad.iter_mut().zip(self.prior_precision.chunks_exact(self.d)) {
+        for (g, p) in grad
+            .iter_mut()
+            .zip(self.prior_precision.chunks_exact(self.d))
+        {
             *g -= imp::dot(p, theta) - imp::dot(p, self.prior_mean);
         }
     }
@@ -112,7 +123,9 @@ impl Model for GaussianMean<'_> {
 fn quad_form(m: &[f32], a: &[f32], b: &[f32], d: usize) -> f64 {
     let mut s = 0.0f64;
     for (j, row) in m.chunks_exact(d).enumerate() {
-        let (Some(&aj), Some(&bj)) = (a.get(j), b.get(j)) else { break };
+        let (Some(&aj), Some(&bj)) = (a.get(j), b.get(j)) else {
+            break;
+        };
         let dj = aj as f64 - bj as f64;
         let inner: f64 = row
             .iter()

@@ -29,19 +29,35 @@ pub struct LinearRegression<'a> {
 impl<'a> LinearRegression<'a> {
     /// `x` is `N × d` row-major, `y` has `N` responses; prior `β|σ² ~ N(0, σ² v I)`,
     /// `σ² ~ IG(φ, ψ)`, with `v, φ, ψ` finite and positive.
-    pub fn new(x: &'a [f32], y: &'a [f32], d: usize, v: f32, phi: f32, psi: f32) -> Result<Self, Error> {
+    pub fn new(
+        x: &'a [f32],
+        y: &'a [f32],
+        d: usize,
+        v: f32,
+        phi: f32,
+        psi: f32,
+    ) -> Result<Self, Error> {
         if y.is_empty() {
             return Err(Error::Empty { what: "data set" });
         }
         if d == 0 {
-            return Err(Error::Empty { what: "feature dimension" });
+            return Err(Error::Empty {
+                what: "feature dimension",
+            });
         }
         check_matrix("x", x, y.len(), d)?;
         check_finite("y", y)?;
         check_positive("prior scale v must be finite and > 0", v as f64)?;
         check_positive("inverse-gamma shape phi must be finite and > 0", phi as f64)?;
         check_positive("inverse-gamma scale psi must be finite and > 0", psi as f64)?;
-        Ok(Self { x, y, d, v, phi, psi })
+        Ok(Self {
+            x,
+            y,
+            d,
+            v,
+            phi,
+            psi,
+        })
     }
 
     /// Number of regression coefficients `d` (the model has `d + 1` parameters).
@@ -69,7 +85,9 @@ impl Model for LinearRegression<'_> {
         self.y.len()
     }
     fn add_log_prior_grad(&self, theta: &[f32], grad: &mut [f32]) {
-        let (Some((&gamma, beta)), Some((g_gamma, g_beta))) = (theta.split_last(), grad.split_last_mut()) else {
+        let (Some((&gamma, beta)), Some((g_gamma, g_beta))) =
+            (theta.split_last(), grad.split_last_mut())
+        else {
             return;
         };
         let e = libm::expf(-gamma);
@@ -78,7 +96,9 @@ impl Model for LinearRegression<'_> {
         *g_gamma += -0.5 * self.d as f32 + 0.5 * e * bb / self.v - self.phi + self.psi * e;
     }
     fn add_log_lik_grad(&self, theta: &[f32], batch: &[usize], grad: &mut [f32]) {
-        let (Some((&gamma, beta)), Some((g_gamma, g_beta))) = (theta.split_last(), grad.split_last_mut()) else {
+        let (Some((&gamma, beta)), Some((g_gamma, g_beta))) =
+            (theta.split_last(), grad.split_last_mut())
+        else {
             return;
         };
         let e = libm::expf(-gamma);
@@ -95,17 +115,27 @@ impl Model for LinearRegression<'_> {
         *g_gamma += -0.5 * count + 0.5 * sum_r2 * e;
     }
     fn log_prior(&self, theta: &[f32]) -> f64 {
-        let Some((&gamma, beta)) = theta.split_last() else { return 0.0 };
-        let (g, v, phi, psi) = (gamma as f64, self.v as f64, self.phi as f64, self.psi as f64);
+        let Some((&gamma, beta)) = theta.split_last() else {
+            return 0.0;
+        };
+        let (g, v, phi, psi) = (
+            gamma as f64,
+            self.v as f64,
+            self.phi as f64,
+            self.psi as f64,
+        );
         let d = self.d as f64;
         let bb: f64 = beta.iter().map(|&b| (b as f64) * (b as f64)).sum();
         let e = libm::exp(-g);
-        let log_beta = -0.5 * d * libm::log(core::f64::consts::TAU * v) - 0.5 * d * g - 0.5 * e * bb / v;
+        let log_beta =
+            -0.5 * d * libm::log(core::f64::consts::TAU * v) - 0.5 * d * g - 0.5 * e * bb / v;
         let log_gamma = phi * libm::log(psi) - libm::lgamma(phi) - phi * g - psi * e;
         log_beta + log_gamma
     }
     fn log_lik(&self, theta: &[f32], batch: &[usize]) -> f64 {
-        let Some((&gamma, beta)) = theta.split_last() else { return 0.0 };
+        let Some((&gamma, beta)) = theta.split_last() else {
+            return 0.0;
+        };
         let g = gamma as f64;
         let e = libm::exp(-g);
         let c = -0.5 * libm::log(core::f64::consts::TAU) - 0.5 * g;

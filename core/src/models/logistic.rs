@@ -45,7 +45,9 @@ impl<'a, P: Prior> LogisticDense<'a, P> {
             return Err(Error::Empty { what: "data set" });
         }
         if dim == 0 {
-            return Err(Error::Empty { what: "feature dimension" });
+            return Err(Error::Empty {
+                what: "feature dimension",
+            });
         }
         check_matrix("x", x, y.len(), dim)?;
         check_labels(y)?;
@@ -90,7 +92,9 @@ impl<P: Prior> Model for LogisticDense<'_, P> {
             .iter()
             .filter_map(|&i| {
                 let y = *self.y.get(i)?;
-                Some(log_sigmoid_f64(y as f64 * imp::dot(self.row(i), theta) as f64))
+                Some(log_sigmoid_f64(
+                    y as f64 * imp::dot(self.row(i), theta) as f64,
+                ))
             })
             .sum()
     }
@@ -111,7 +115,9 @@ impl<'a> SparseRows<'a> {
     /// `indices.len()`) and every index `< dim`.
     pub fn new(offsets: &'a [usize], indices: &'a [u32], dim: usize) -> Result<Self, Error> {
         if offsets.len() < 2 {
-            return Err(Error::Empty { what: "sparse rows" });
+            return Err(Error::Empty {
+                what: "sparse rows",
+            });
         }
         if offsets.first() != Some(&0)
             || offsets.last() != Some(&indices.len())
@@ -166,7 +172,9 @@ impl<'a, P: Prior> LogisticSparse<'a, P> {
     pub fn new(rows: SparseRows<'a>, y: &'a [f32], prior: P) -> Result<Self, Error> {
         check_len("y", rows.len(), y.len())?;
         if rows.dim() == 0 {
-            return Err(Error::Empty { what: "feature dimension" });
+            return Err(Error::Empty {
+                what: "feature dimension",
+            });
         }
         check_labels(y)?;
         Ok(Self { rows, y, prior })

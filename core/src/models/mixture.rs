@@ -91,7 +91,8 @@ impl Model for TiedMixture<'_> {
     }
     fn log_lik(&self, theta: &[f32], batch: &[usize]) -> f64 {
         let [t1, t2, ..] = theta else { return 0.0 };
-        let c = -core::f64::consts::LN_2 - 0.5 * libm::log(core::f64::consts::TAU * self.var_x as f64);
+        let c =
+            -core::f64::consts::LN_2 - 0.5 * libm::log(core::f64::consts::TAU * self.var_x as f64);
         batch
             .iter()
             .filter_map(|&i| {

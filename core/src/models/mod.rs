@@ -77,9 +77,11 @@ pub(crate) fn check_matrix(
     rows: usize,
     cols: usize,
 ) -> Result<(), crate::Error> {
-    let expected = rows.checked_mul(cols).ok_or(crate::Error::InvalidParameter {
-        what: "matrix dimensions overflow usize",
-    })?;
+    let expected = rows
+        .checked_mul(cols)
+        .ok_or(crate::Error::InvalidParameter {
+            what: "matrix dimensions overflow usize",
+        })?;
     crate::error::check_len(what, expected, data.len())?;
     crate::error::check_finite(what, data)
 }

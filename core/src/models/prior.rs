@@ -54,7 +54,10 @@ pub struct Gaussian {
 impl Gaussian {
     /// A zero-mean Gaussian prior of variance `σ²` (finite, positive).
     pub fn new(variance: f32) -> Result<Self, Error> {
-        check_positive("Gaussian prior variance must be finite and > 0", variance as f64)?;
+        check_positive(
+            "Gaussian prior variance must be finite and > 0",
+            variance as f64,
+        )?;
         Ok(Self { variance })
     }
 }

@@ -26,7 +26,11 @@ impl ChainSummary {
     /// Monte Carlo standard error of the weighted mean of component `j` by weighted batch
     /// means: `√(Σ W_b² (m_b − m)²) / Σ W_b` scaled by `√(B/(B−1))`.
     pub fn mcse_mean(&self, j: usize) -> f64 {
-        mcse(&self.batch_weight, self.batch_mean.iter().map(|m| m[j]), self.mean[j])
+        mcse(
+            &self.batch_weight,
+            self.batch_mean.iter().map(|m| m[j]),
+            self.mean[j],
+        )
     }
     /// Monte Carlo standard error of the weighted variance of component `j`, from the
     /// spread of the batch variances.
@@ -48,7 +52,11 @@ fn weighted_avg(w: &[f64], x: impl Iterator<Item = f64>) -> f64 {
 fn mcse(w: &[f64], x: impl Iterator<Item = f64>, centre: f64) -> f64 {
     let b = w.len() as f64;
     let total: f64 = w.iter().sum();
-    let s: f64 = w.iter().zip(x).map(|(w, x)| w * w * (x - centre) * (x - centre)).sum();
+    let s: f64 = w
+        .iter()
+        .zip(x)
+        .map(|(w, x)| w * w * (x - centre) * (x - centre))
+        .sum();
     (s * b / (b - 1.0)).sqrt() / total
 }
 
@@ -76,7 +84,9 @@ pub fn run_chain<E: GradientEstimator>(
     let mut t = 0u64;
     for _ in 0..burn_in {
         sample_batch(&mut rng, est.n_data(), &mut batch).unwrap();
-        sampler.step(&mut state, est, &batch, schedule.step_size(t), &mut rng).unwrap();
+        sampler
+            .step(&mut state, est, &batch, schedule.step_size(t), &mut rng)
+            .unwrap();
         t += 1;
     }
     let mut global_store = vec![0.0; WeightedMoments::storage_len(d)];
@@ -101,7 +111,9 @@ pub fn run_chain<E: GradientEstimator>(
             sample_batch(&mut rng, est.n_data(), &mut batch).unwrap();
             let eps = schedule.step_size(t);
             t += 1;
-            let info = sampler.step(&mut state, est, &batch, eps, &mut rng).unwrap();
+            let info = sampler
+                .step(&mut state, est, &batch, eps, &mut rng)
+                .unwrap();
             assert!(!info.non_finite, "seed {seed}: non-finite step at t = {t}");
             let w = eps as f64;
             out.max_eps = out.max_eps.max(w);
@@ -162,7 +174,9 @@ pub fn digamma(mut x: f64) -> f64 {
         x += 1.0;
     }
     let x2 = 1.0 / (x * x);
-    acc + x.ln() - 0.5 / x - x2 * (1.0 / 12.0 - x2 * (1.0 / 120.0 - x2 * (1.0 / 252.0 - x2 / 240.0)))
+    acc + x.ln()
+        - 0.5 / x
+        - x2 * (1.0 / 12.0 - x2 * (1.0 / 120.0 - x2 * (1.0 / 252.0 - x2 / 240.0)))
 }
 
 /// Trigamma ψ₁(x), likewise.
@@ -173,7 +187,9 @@ pub fn trigamma(mut x: f64) -> f64 {
         x += 1.0;
     }
     let x2 = 1.0 / (x * x);
-    acc + 1.0 / x + 0.5 * x2 + x2 / x * (1.0 / 6.0 - x2 * (1.0 / 30.0 - x2 * (1.0 / 42.0 - x2 / 30.0)))
+    acc + 1.0 / x
+        + 0.5 * x2
+        + x2 / x * (1.0 / 6.0 - x2 * (1.0 / 30.0 - x2 * (1.0 / 42.0 - x2 / 30.0)))
 }
 
 /// Standard normals as f32 from a seed.

@@ -1,0 +1,305 @@
+//! Each class of bad input gets its error, and loses nothing: the state is untouched.
+
+use sgld::estimate::{WeightedMoments, sampling_threshold, threshold_scratch_len};
+use sgld::gradient::{MiniBatch, sample_batch};
+use sgld::kernels;
+use sgld::models::{
+    Gaussian, Laplace, LinearRegression, LogisticDense, LogisticSparse, SparseRows, TiedMixture,
+};
+use sgld::schedule::{Constant, Polynomial};
+use sgld::{Error, Sgld, noise::default_rng};
+
+const X: [f32; 6] = [1.0, 0.5, 1.0, -1.0, 1.0, 2.0];
+const Y: [f32; 3] = [1.0, -1.0, 1.0];
+
+fn model() -> LogisticDense<'static, Gaussian> {
+    LogisticDense::new(&X, &Y, 2, Gaussian::new(1.0).unwrap()).unwrap()
+}
+
+#[test]
+fn wrong_lengths() {
+    assert!(matches!(
+        kernels::dot(&[1.0; 3], &[1.0; 4]),
+        Err(Error::LengthMismatch {
+            expected: 3,
+            found: 4,
+            ..
+        })
+    ));
+    assert!(matches!(
+        kernels::axpy(1.0, &[1.0; 3], &mut [0.0; 2]),
+        Err(Error::LengthMismatch { .. })
+    ));
+    assert!(matches!(
+        kernels::langevin_update(&mut [0.0; 3], &[0.0; 2], &[0.0; 3], 0.1),
+        Err(Error::LengthMismatch { .. })
+    ));
+    assert!(matches!(
+        kernels::langevin_update_precond(&mut [0.0; 3], &[0.0; 3], &[0.0; 3], &[1.0; 2], 0.1),
+        Err(Error::LengthMismatch { .. })
+    ));
+    assert!(matches!(
+        LogisticDense::new(&X[..5], &Y, 2, Laplace::new(1.0).unwrap()),
+        Err(Error::LengthMismatch { .. })
+    ));
+    let m = model();
+    let est = MiniBatch::new(&m);
+    assert!(matches!(
+        est.gradient(&[0.0; 3], &[0], &mut [0.0; 2]),
+        Err(Error::LengthMismatch { what: "theta", .. })
+    ));
+    let mut theta = [0.0f32; 2];
+    let mut small = [0.0f32; 3];
+    assert!(matches!(
+        Sgld::init(&mut theta, &mut small),
+        Err(Error::LengthMismatch {
+            what: "scratch",
+            ..
+        })
+    ));
+    // A chain of another dimension than the estimator: refused, θ untouched.
+    let mut theta3 = [0.5f32; 3];
+    let mut scratch = [0.0f32; 6];
+    let mut state = Sgld::init(&mut theta3, &mut scratch).unwrap();
+    let r = Sgld::new().step(&mut state, &est, &[0], 0.1, &mut default_rng(1));
+    assert!(matches!(r, Err(Error::LengthMismatch { .. })));
+    assert_eq!(state.theta(), &[0.5; 3]);
+    let mut scr = [0.0; 16];
+    assert!(matches!(
+        sampling_threshold(&[0.0; 5], 2, 3, 0.1, 10, None, &mut scr),
+        Err(Error::LengthMismatch { .. })
+    ));
+    assert!(matches!(
+        sampling_threshold(&[0.0; 6], 2, 3, 0.1, 10, None, &mut scr[..3]),
+        Err(Error::LengthMismatch { .. })
+    ));
+    let mut store = [0.0; 6];
+    let mut w = WeightedMoments::new(&mut store, 2).unwrap();
+    assert!(matches!(
+        w.push(1.0, &[1.0]),
+        Err(Error::LengthMismatch { .. })
+    ));
+    assert_eq!(w.count(), 0);
+}
+
+#[test]
+fn nan_and_inf_in_data_parameters_and_values() {
+    let mut x = X;
+    x[3] = f32::NAN;
+    assert!(matches!(
+        LogisticDense::new(&x, &Y, 2, Laplace::new(1.0).unwrap()),
+        Err(Error::NonFinite { what: "x" })
+    ));
+    assert!(matches!(
+        TiedMixture::paper(&[0.0, f32::INFINITY]),
+        Err(Error::NonFinite { .. })
+    ));
+    assert!(matches!(
+        LinearRegression::new(&X, &[1.0, f32::NAN, 0.0], 2, 1.0, 1.0, 1.0),
+        Err(Error::NonFinite { what: "y" })
+    ));
+    let mut theta = [0.0, f32::NAN];
+    let mut scratch = [0.0; 4];
+    assert!(matches!(
+        Sgld::init(&mut theta, &mut scratch),
+        Err(Error::NonFinite { what: "theta" })
+    ));
+    let m = model();
+    assert!(matches!(
+        MiniBatch::new(&m).gradient(&[f32::INFINITY, 0.0], &[0], &mut [0.0; 2]),
+        Err(Error::NonFinite { .. })
+    ));
+    let mut store = [0.0; 3];
+    let mut w = WeightedMoments::new(&mut store, 1).unwrap();
+    assert!(matches!(
+        w.push(1.0, &[f32::NAN]),
+        Err(Error::NonFinite { .. })
+    ));
+    assert!(w.push(f64::NAN, &[1.0]).is_err());
+    assert_eq!(w.count(), 0);
+    let mut scr = [0.0; 16];
+    assert!(matches!(
+        sampling_threshold(&[0.0, f32::NAN, 1.0, 2.0], 2, 2, 0.1, 10, None, &mut scr),
+        Err(Error::NonFinite { .. })
+    ));
+    assert!(Gaussian::new(f32::INFINITY).is_err());
+}
+
+#[test]
+fn empty_batch_and_empty_data() {
+    let m = model();
+    let est = MiniBatch::new(&m);
+    let mut theta = [0.25f32; 2];
+    let mut scratch = [0.0; 4];
+    let mut state = Sgld::init(&mut theta, &mut scratch).unwrap();
+    assert_eq!(
+        Sgld::new().step(&mut state, &est, &[], 0.1, &mut default_rng(1)),
+        Err(Error::EmptyBatch)
+    );
+    assert_eq!(state.theta(), &[0.25; 2]);
+    assert_eq!(state.steps(), 0);
+    assert_eq!(
+        est.gradient(&[0.0; 2], &[], &mut [0.0; 2]),
+        Err(Error::EmptyBatch)
+    );
+    assert_eq!(
+        sample_batch(&mut default_rng(1), 10, &mut []),
+        Err(Error::EmptyBatch)
+    );
+    assert!(matches!(
+        sample_batch(&mut default_rng(1), 0, &mut [0; 3]),
+        Err(Error::Empty { .. })
+    ));
+    assert!(matches!(TiedMixture::paper(&[]), Err(Error::Empty { .. })));
+    assert!(matches!(
+        LogisticDense::new(&[], &[], 2, Laplace::new(1.0).unwrap()),
+        Err(Error::Empty { .. })
+    ));
+    assert!(matches!(
+        Sgld::init(&mut [], &mut []),
+        Err(Error::Empty { .. })
+    ));
+    assert!(matches!(
+        WeightedMoments::new(&mut [], 0),
+        Err(Error::Empty { .. })
+    ));
+}
+
+#[test]
+fn non_positive_or_non_finite_step_sizes() {
+    let m = model();
+    let est = MiniBatch::new(&m);
+    let mut theta = [0.25f32; 2];
+    let mut scratch = [0.0; 4];
+    let mut state = Sgld::init(&mut theta, &mut scratch).unwrap();
+    for eps in [0.0f32, -0.1, f32::NAN, f32::INFINITY, -0.0] {
+        let r = Sgld::new().step(&mut state, &est, &[0], eps, &mut default_rng(1));
+        assert!(
+            matches!(r, Err(Error::InvalidStepSize { .. })),
+            "eps {eps}: {r:?}"
+        );
+        assert!(matches!(
+            kernels::langevin_update(&mut [0.0], &[0.0], &[0.0], eps),
+            Err(Error::InvalidStepSize { .. })
+        ));
+        assert!(Constant::new(eps).is_err());
+    }
+    assert_eq!(state.theta(), &[0.25; 2]);
+    assert!(matches!(
+        sampling_threshold(&[0.0; 4], 2, 2, 0.0, 10, None, &mut [0.0; 8]),
+        Err(Error::InvalidStepSize { .. })
+    ));
+    assert!(Polynomial::from_range(0.0, 0.0, 0.55, 10).is_err());
+}
+
+#[test]
+fn absurd_step_size_is_refused_not_propagated() {
+    // A finite step so large that the proposal overflows f32: the step is refused, θ kept.
+    let m = model();
+    let est = MiniBatch::new(&m);
+    let mut theta = [100.0f32; 2];
+    let mut scratch = [0.0; 4];
+    let mut state = Sgld::init(&mut theta, &mut scratch).unwrap();
+    let info = Sgld::new()
+        .step(&mut state, &est, &[0, 1], f32::MAX, &mut default_rng(1))
+        .unwrap();
+    assert!(info.non_finite);
+    assert_eq!(state.theta(), &[100.0; 2]);
+    assert_eq!(state.refused(), 1);
+}
+
+#[test]
+fn non_finite_gradient_is_reported_and_theta_kept() {
+    // log σ² = −200: e^{200} overflows f32, so the gradient is infinite.
+    let y = [1.0f32, 2.0, 3.0];
+    let lr = LinearRegression::new(&X, &y, 2, 1.0, 1.0, 1.0).unwrap();
+    let est = MiniBatch::new(&lr);
+    let mut theta = [0.1f32, 0.2, -200.0];
+    let mut scratch = [0.0; 6];
+    let mut state = Sgld::init(&mut theta, &mut scratch).unwrap();
+    let info = Sgld::new()
+        .step(&mut state, &est, &[0, 2], 1e-3, &mut default_rng(1))
+        .unwrap();
+    assert!(info.non_finite);
+    assert_eq!(state.theta(), &[0.1, 0.2, -200.0]);
+}
+
+#[test]
+fn index_out_of_range() {
+    let m = model();
+    let est = MiniBatch::new(&m);
+    let mut theta = [0.25f32; 2];
+    let mut scratch = [0.0; 4];
+    let mut state = Sgld::init(&mut theta, &mut scratch).unwrap();
+    let r = Sgld::new().step(&mut state, &est, &[0, 3], 0.1, &mut default_rng(1));
+    assert_eq!(r, Err(Error::IndexOutOfRange { index: 3, len: 3 }));
+    assert_eq!(state.theta(), &[0.25; 2]);
+    assert_eq!(
+        kernels::sparse_dot(&[0, 4], &[1.0; 4]),
+        Err(Error::IndexOutOfRange { index: 4, len: 4 })
+    );
+    assert!(kernels::sparse_axpy(1.0, &[9], &mut [0.0; 4]).is_err());
+    assert!(matches!(
+        SparseRows::new(&[0, 2], &[0, 5], 5),
+        Err(Error::IndexOutOfRange { index: 5, len: 5 })
+    ));
+}
+
+#[test]
+fn invalid_parameters() {
+    assert!(matches!(
+        Laplace::new(0.0),
+        Err(Error::InvalidParameter { .. })
+    ));
+    assert!(matches!(
+        Gaussian::new(-1.0),
+        Err(Error::InvalidParameter { .. })
+    ));
+    assert!(matches!(
+        LogisticDense::new(&X, &[1.0, 0.0, 1.0], 2, Laplace::new(1.0).unwrap()),
+        Err(Error::InvalidParameter { .. })
+    ));
+    assert!(matches!(
+        SparseRows::new(&[0, 3, 2], &[0, 1], 4),
+        Err(Error::InvalidParameter { .. })
+    ));
+    let rows = SparseRows::new(&[0, 1, 2], &[0, 1], 2).unwrap();
+    assert!(matches!(
+        LogisticSparse::new(rows, &[1.0], Laplace::new(1.0).unwrap()),
+        Err(Error::LengthMismatch { .. })
+    ));
+    assert!(matches!(
+        TiedMixture::new(&[1.0], 10.0, 0.0, 2.0),
+        Err(Error::InvalidParameter { .. })
+    ));
+    assert!(matches!(
+        LinearRegression::new(&X, &Y, 2, 1.0, -1.0, 1.0),
+        Err(Error::InvalidParameter { .. })
+    ));
+    assert!(matches!(
+        kernels::langevin_update_precond(&mut [0.0], &[0.0], &[0.0], &[-1.0], 0.1),
+        Err(Error::InvalidParameter { .. })
+    ));
+    let mut scr = [0.0; threshold_scratch_len(1, 2)];
+    assert!(matches!(
+        sampling_threshold(&[0.0; 2], 1, 2, 0.1, 10, None, &mut scr),
+        Err(Error::InvalidParameter { .. })
+    ));
+}
+
+#[test]
+fn errors_display_what_was_wrong() {
+    let e = Error::LengthMismatch {
+        what: "theta",
+        expected: 3,
+        found: 2,
+    };
+    assert_eq!(e.to_string(), "theta has length 2, expected 3");
+    assert_eq!(Error::EmptyBatch.to_string(), "the mini-batch is empty");
+    assert!(
+        Error::InvalidStepSize { value: -1.0 }
+            .to_string()
+            .contains("-1")
+    );
+    let _: &dyn std::error::Error = &e;
+}

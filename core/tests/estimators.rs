@@ -1,0 +1,257 @@
+//! The weighted estimator (eq. 11) against a direct compensated f64 computation over
+//! 10⁸ updates; the sampling threshold (eq. 10) against a dense eigendecomposition of
+//! `V_s`; the Jacobi eigensolver; schedules; thinning; batch sampling.
+
+mod common;
+
+use nalgebra::{DMatrix, SymmetricEigen};
+use sgld::estimate::{MixingThinner, WeightedMoments, sampling_threshold, threshold_scratch_len};
+use sgld::gradient::sample_batch;
+use sgld::linalg::sym_eigen;
+use sgld::noise::default_rng;
+use sgld::schedule::{Constant, Floor, Polynomial, Schedule};
+
+/// Neumaier-compensated sum.
+#[derive(Default)]
+struct Sum {
+    s: f64,
+    c: f64,
+}
+
+impl Sum {
+    fn add(&mut self, x: f64) {
+        let t = self.s + x;
+        if self.s.abs() >= x.abs() {
+            self.c += (self.s - t) + x;
+        } else {
+            self.c += (x - t) + self.s;
+        }
+        self.s = t;
+    }
+    fn get(&self) -> f64 {
+        self.s + self.c
+    }
+}
+
+#[test]
+fn weighted_estimator_matches_direct_f64_over_1e8_updates() {
+    const T: u64 = 100_000_000;
+    let schedule = Polynomial::from_range(1e-2, 1e-4, 0.55, T).unwrap();
+    // A slowly drifting, oscillating f32 sequence with a large offset: the hard case for
+    // naive accumulation (the mean is 1000, the spread 1e-2).
+    let f = |t: u64| {
+        1000.0f32 + 0.01 * ((t as f64 * 0.001).sin() as f32) + 1e-3 * ((t % 7) as f32 - 3.0)
+    };
+    let mut store = [0.0f64; WeightedMoments::storage_len(1)];
+    let mut est = WeightedMoments::new(&mut store, 1).unwrap();
+    let mut plain_store = [0.0f64; WeightedMoments::storage_len(1)];
+    let mut plain = WeightedMoments::new(&mut plain_store, 1).unwrap();
+    let (mut sw, mut swf, mut sf) = (Sum::default(), Sum::default(), Sum::default());
+    for t in 0..T {
+        let w = schedule.step_size(t) as f64;
+        let x = f(t);
+        est.push(w, &[x]).unwrap();
+        plain.push(1.0, &[x]).unwrap();
+        sw.add(w);
+        swf.add(w * x as f64);
+        sf.add(x as f64);
+    }
+    let mean = swf.get() / sw.get();
+    let plain_mean = sf.get() / T as f64;
+    let (mut sv, mut spv) = (Sum::default(), Sum::default());
+    for t in 0..T {
+        let w = schedule.step_size(t) as f64;
+        let dx = f(t) as f64 - mean;
+        sv.add(w * dx * dx);
+        let dp = f(t) as f64 - plain_mean;
+        spv.add(dp * dp);
+    }
+    let var = sv.get() / sw.get();
+    let plain_var = spv.get() / T as f64;
+    eprintln!(
+        "weighted mean {:.15} vs {mean:.15}; var {:.6e} vs {var:.6e}; plain mean {:.15} vs {plain_mean:.15}",
+        est.mean(0),
+        est.variance(0),
+        plain.mean(0)
+    );
+    // Relative 1e-12 on the mean (f32 data carry 1e-7), 1e-6 on the variance (which is
+    // 1e-10 of the squared mean, so 1e-6 of it is 1e-16 relative to the data).
+    assert!((est.mean(0) - mean).abs() <= 1e-12 * mean.abs());
+    assert!((est.variance(0) - var).abs() <= 1e-6 * var);
+    assert!((est.total_weight() - sw.get()).abs() <= 1e-12 * sw.get());
+    assert!((plain.mean(0) - plain_mean).abs() <= 1e-12 * plain_mean.abs());
+    assert!((plain.variance(0) - plain_var).abs() <= 1e-6 * plain_var);
+    assert_eq!(est.count(), T);
+}
+
+fn dense_threshold(
+    scores: &[f32],
+    n: usize,
+    d: usize,
+    eps: f64,
+    n_data: usize,
+    m: Option<&[f32]>,
+) -> f64 {
+    let s = DMatrix::from_row_iterator(n, d, scores.iter().map(|&v| v as f64));
+    let mean = s.row_mean();
+    let c = DMatrix::from_fn(n, d, |i, j| {
+        (s[(i, j)] - mean[j]) * m.map_or(1.0, |m| (m[j] as f64).sqrt())
+    });
+    let vs = c.transpose() * &c / n as f64;
+    let lmax = SymmetricEigen::new(vs).eigenvalues.max();
+    eps * (n_data * n_data) as f64 / (4.0 * n as f64) * lmax
+}
+
+#[test]
+fn threshold_matches_dense_eigendecomposition() {
+    for (case, &(n, d)) in [
+        (10usize, 124usize),
+        (10, 3),
+        (50, 20),
+        (2, 5),
+        (7, 7),
+        (100, 2),
+        (3, 1),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let g = common::normals(n * d + d, case as u64);
+        // Scores with unequal scales per coordinate and a common offset (which cancels).
+        let scores: Vec<f32> = (0..n * d)
+            .map(|k| 5.0 + g[k] * (1.0 + (k % d) as f32))
+            .collect();
+        let m: Vec<f32> = g[n * d..].iter().map(|v| v.abs() + 0.1).collect();
+        let mut scratch = vec![0.0; threshold_scratch_len(n, d)];
+        for pre in [None, Some(&m[..])] {
+            let t = sampling_threshold(&scores, n, d, 1e-4, 32_561, pre, &mut scratch).unwrap();
+            let want = dense_threshold(&scores, n, d, 1e-4, 32_561, pre);
+            assert!(
+                (t.alpha - want).abs() <= 1e-9 * want,
+                "n {n} d {d}: {} vs {want}",
+                t.alpha
+            );
+            let eps_star = t.step_size_for(0.1, n, 32_561);
+            let at =
+                sampling_threshold(&scores, n, d, eps_star, 32_561, pre, &mut scratch).unwrap();
+            assert!(
+                (at.alpha - 0.1).abs() < 1e-9,
+                "step size for the target gives {}",
+                at.alpha
+            );
+        }
+    }
+}
+
+#[test]
+fn jacobi_matches_nalgebra_including_ill_conditioned() {
+    for (seed, n) in [(1u64, 1usize), (2, 2), (3, 5), (4, 16), (5, 30)] {
+        for cond in [1.0f64, 1e6, 1e12] {
+            let g = common::normals(n * n, seed);
+            let q = DMatrix::from_iterator(n, n, g.iter().map(|&v| v as f64))
+                .qr()
+                .q();
+            let lam: Vec<f64> = (0..n)
+                .map(|i| cond.powf(-(i as f64) / (n.max(2) - 1) as f64))
+                .collect();
+            let a = &q
+                * DMatrix::from_diagonal(&nalgebra::DVector::from_vec(lam.clone()))
+                * q.transpose();
+            let a = (&a + a.transpose()) * 0.5;
+            let mut buf: Vec<f64> = (0..n * n).map(|k| a[(k / n, k % n)]).collect();
+            let mut vecs = vec![0.0; n * n];
+            sym_eigen(&mut buf, n, Some(&mut vecs)).unwrap();
+            let mut got: Vec<f64> = (0..n).map(|i| buf[i * n + i]).collect();
+            let mut want: Vec<f64> = SymmetricEigen::new(a.clone())
+                .eigenvalues
+                .iter()
+                .copied()
+                .collect();
+            got.sort_by(f64::total_cmp);
+            want.sort_by(f64::total_cmp);
+            for (x, y) in got.iter().zip(&want) {
+                assert!(
+                    (x - y).abs() <= 1e-12 * lam[0],
+                    "n {n} cond {cond:e}: {x} vs {y}"
+                );
+            }
+            // A v = λ v and VᵀV = I.
+            let v = DMatrix::from_row_slice(n, n, &vecs);
+            let av = &a * &v;
+            for i in 0..n {
+                let lv = v.column(i) * buf[i * n + i];
+                assert!(
+                    (av.column(i) - lv).norm() <= 1e-11,
+                    "residual for eigenpair {i}"
+                );
+            }
+            assert!((v.transpose() * &v - DMatrix::identity(n, n)).norm() <= 1e-12 * n as f64);
+        }
+    }
+}
+
+#[test]
+fn schedules() {
+    let s = Polynomial::from_range(0.01, 0.0001, 0.55, 1_000_000).unwrap();
+    assert!((s.step_size_f64(0) - 0.01).abs() < 1e-15);
+    assert!((s.step_size_f64(999_999) - 0.0001).abs() < 1e-15);
+    assert!((1..1000).all(|t| s.step_size(t * 1000) < s.step_size((t - 1) * 1000)));
+    let (a, b, g) = s.params();
+    assert!((a * (b + 5.0f64).powf(-g) - s.step_size_f64(5)).abs() < 1e-15);
+    let f = Floor::new(s, 1e-3).unwrap();
+    assert_eq!(f.step_size(0), s.step_size(0));
+    assert_eq!(f.step_size(999_999), 1e-3);
+    assert_eq!(Constant::new(0.5).unwrap().step_size(123), 0.5);
+    let flat = Polynomial::from_range(1e-3, 1e-3, 0.55, 1).unwrap();
+    assert_eq!(flat.step_size(10_000), 1e-3);
+    assert!(
+        Polynomial::from_range(1e-4, 1e-2, 0.55, 100).is_err(),
+        "increasing range"
+    );
+    assert!(
+        Polynomial::from_range(1e-2, 1e-4, 0.55, 1).is_err(),
+        "one step cannot decrease"
+    );
+    assert!(
+        Polynomial::from_range(1e-2, 1e-4, 0.0, 100).is_err(),
+        "gamma 0"
+    );
+    assert!(Polynomial::from_range(f64::NAN, 1e-4, 0.55, 100).is_err());
+    assert!(Polynomial::new(1.0, 0.0, 0.55).is_err());
+    assert!(
+        Polynomial::new(1e300, 1.0, 0.0).is_err(),
+        "eps_0 overflows f32"
+    );
+    assert!(Floor::new(Constant::new(1.0).unwrap(), 0.0).is_err());
+}
+
+#[test]
+fn mixing_thinner_keeps_samples_d0_apart() {
+    let mut thin = MixingThinner::new(1.0).unwrap();
+    let mut kept = 0;
+    for t in 0..10_000 {
+        if thin.push(0.01 + (t % 3) as f64 * 0.01) {
+            kept += 1;
+        }
+    }
+    // Σε = 10_000·0.02 = 200 (to rounding): one sample per unit of Σε, give or take one.
+    assert!((195..=200).contains(&kept), "kept {kept}");
+    assert!(MixingThinner::new(0.0).is_err());
+}
+
+#[test]
+fn sample_batch_is_uniform() {
+    // χ² test of 10⁶ indices over 7 cells (6 degrees of freedom): the 0.999 quantile is 22.46.
+    let mut rng = default_rng(9);
+    let mut batch = [0usize; 1000];
+    let mut counts = [0f64; 7];
+    for _ in 0..1000 {
+        sample_batch(&mut rng, 7, &mut batch).unwrap();
+        for &i in &batch {
+            counts[i] += 1.0;
+        }
+    }
+    let e = 1e6 / 7.0;
+    let chi2: f64 = counts.iter().map(|c| (c - e) * (c - e) / e).sum();
+    assert!(chi2 < 22.46, "chi-square {chi2}");
+}
