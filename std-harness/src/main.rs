@@ -1,24 +1,212 @@
 //! `sgld`: the command-line harness of the sgld sampling core.
 
-use clap::Parser;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
 
-/// Stochastic gradient Langevin dynamics (Welling & Teh 2011).
-///
-/// The sampling core is the `sgld` library crate (no_std, allocation-free, SIMD kernels).
+use clap::{Args, Parser, Subcommand};
+use sgld_harness::data::{self, Format, registry};
+use sgld_harness::experiments;
+use sgld_harness::sample::{self, ModelKind, SampleConfig, Weighting};
+use sgld_harness::spec::{BurnIn, PriorSpec, StepSpec};
+
+/// Stochastic gradient Langevin dynamics (Welling & Teh 2011): sample models, reproduce
+/// the papers' experiments, manage data sets.
 #[derive(Debug, Parser)]
 #[command(name = "sgld", version, about, long_about = None)]
-struct Cli {}
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
 
-fn main() {
-    let _cli = Cli::parse();
-    println!(
-        "sgld {} (core kernels: {} lanes, {})",
-        env!("CARGO_PKG_VERSION"),
-        sgld::kernels::LANES,
-        if sgld::kernels::FORCE_SCALAR {
-            "scalar"
-        } else {
-            "SIMD"
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Sample a model on a data set: draws.csv, summary.json and a summary table.
+    Sample(SampleArgs),
+    /// Reproduce a paper's experiment (figures, CSV series and report.md).
+    Reproduce(ReproduceArgs),
+    /// List or fetch the known data sets.
+    Data {
+        #[command(subcommand)]
+        command: DataCommand,
+        /// The data directory (default: $SGLD_DATA_DIR).
+        #[arg(long, global = true)]
+        data_dir: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Args)]
+struct SampleArgs {
+    /// The model.
+    #[arg(long, value_enum)]
+    model: ModelKind,
+    /// Training data (LIBSVM or headed CSV).
+    #[arg(long)]
+    train: PathBuf,
+    /// Test data, in the same format.
+    #[arg(long)]
+    test: Option<PathBuf>,
+    /// File format (default: .csv is CSV, anything else LIBSVM).
+    #[arg(long, value_enum)]
+    format: Option<Format>,
+    /// The CSV response column (default: the last column).
+    #[arg(long)]
+    target: Option<String>,
+    /// laplace:SCALE | gaussian:VAR | nig:V,PHI,PSI (default: laplace:1 for logistic, nig:100,1,1 for linreg).
+    #[arg(long)]
+    prior: Option<PriorSpec>,
+    /// No constant bias feature (logistic).
+    #[arg(long)]
+    no_bias: bool,
+    /// Mini-batch size n.
+    #[arg(long, default_value_t = 10)]
+    batch: usize,
+    /// SGLD steps per chain.
+    #[arg(long, default_value_t = 10_000)]
+    steps: u64,
+    /// range:START,END[,GAMMA] | poly:A,B,GAMMA | const:EPS (default: range:1/N,0.01/N,0.55).
+    #[arg(long)]
+    step_size: Option<StepSpec>,
+    /// auto (sampling threshold, eq. 10) or a number of steps.
+    #[arg(long, default_value = "auto")]
+    burn_in: BurnIn,
+    /// The sampling-threshold target of --burn-in auto.
+    #[arg(long, default_value_t = 0.1)]
+    alpha: f64,
+    /// Keep every K-th step.
+    #[arg(long, default_value_t = 1)]
+    thin: u64,
+    /// Independent chains, run in parallel.
+    #[arg(long, default_value_t = 4)]
+    chains: usize,
+    /// Seed; each chain gets its own stream from it.
+    #[arg(long, default_value_t = 2011)]
+    seed: u64,
+    /// step (eq. 11) or uniform weighting of the summary.
+    #[arg(long, value_enum, default_value_t = Weighting::Step)]
+    weighting: Weighting,
+    /// Output directory.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+#[derive(Debug, Args)]
+struct ReproduceArgs {
+    /// gmm, logreg or all.
+    experiment: String,
+    /// A reduced run of each experiment (seconds, for CI).
+    #[arg(long)]
+    quick: bool,
+    /// Output root: results go to DIR/<experiment>/ (default: results/).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// The data directory (default: $SGLD_DATA_DIR).
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+    /// Seed.
+    #[arg(long, default_value_t = 2011)]
+    seed: u64,
+}
+
+#[derive(Debug, Subcommand)]
+enum DataCommand {
+    /// Which known data sets are present (checksums checked) and where the others are published.
+    List,
+    /// Download a known data set from its public source, verifying every checksum.
+    Fetch {
+        /// The data set's name (see `sgld data list`).
+        name: String,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
         }
-    );
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode, String> {
+    match cli.command {
+        Command::Sample(a) => {
+            let cfg = SampleConfig {
+                model: a.model,
+                train: a.train,
+                test: a.test,
+                format: a.format,
+                target: a.target,
+                prior: a.prior,
+                no_bias: a.no_bias,
+                batch: a.batch,
+                steps: a.steps,
+                step_size: a.step_size,
+                burn_in: a.burn_in,
+                alpha: a.alpha,
+                thin: a.thin,
+                chains: a.chains,
+                seed: a.seed,
+                weighting: a.weighting,
+                out: a.out,
+                progress: std::io::stderr().is_terminal(),
+            };
+            let (_, failure) = sample::run(&cfg)?;
+            if let Some(f) = failure {
+                eprintln!("error: {f}; the draws before it are in {}", cfg.out.display());
+                return Ok(ExitCode::FAILURE);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Reproduce(a) => {
+            let dir = data::data_dir(a.data_dir.as_deref());
+            let out = a.out.unwrap_or_else(|| PathBuf::from("results"));
+            experiments::reproduce(&a.experiment, &out, dir.as_deref(), a.quick, a.seed)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Data { command, data_dir } => {
+            let dir = data::data_dir(data_dir.as_deref());
+            match command {
+                DataCommand::List => {
+                    match &dir {
+                        Some(d) => println!("data directory: {}", d.display()),
+                        None => println!("no data directory (set --data-dir or SGLD_DATA_DIR)"),
+                    }
+                    for k in registry::KNOWN {
+                        let status = dir.as_deref().map(|d| registry::status(k, d));
+                        match status {
+                            Some(registry::Status::Present) => println!("  present  {:<32} {}", k.name, k.what),
+                            Some(registry::Status::Corrupt { file }) => {
+                                println!("  CORRUPT  {:<32} {file}: checksum mismatch", k.name)
+                            }
+                            Some(registry::Status::Missing { absent, total }) => println!(
+                                "  missing  {:<32} {absent} of {total} files absent; published at: {}",
+                                k.name, k.published
+                            ),
+                            None => println!("  ?        {:<32} published at: {}", k.name, k.published),
+                        }
+                    }
+                    Ok(ExitCode::SUCCESS)
+                }
+                DataCommand::Fetch { name } => {
+                    let k = registry::Known::find(&name).ok_or_else(|| {
+                        let names: Vec<&str> = registry::KNOWN.iter().map(|k| k.name).collect();
+                        format!("unknown data set {name:?}; known: {}", names.join(", "))
+                    })?;
+                    let d = dir.ok_or("fetch needs a data directory: --data-dir or SGLD_DATA_DIR")?;
+                    let mirror = std::env::var("SGLD_DATA_MIRROR").ok().filter(|m| !m.is_empty());
+                    let written = data::fetch::fetch(k, &d, mirror.as_deref())?;
+                    if written.is_empty() {
+                        println!("{name}: every file already present with the right checksum");
+                    }
+                    for w in written {
+                        println!("fetched {w} (sha256 verified)");
+                    }
+                    Ok(ExitCode::SUCCESS)
+                }
+            }
+        }
+    }
 }

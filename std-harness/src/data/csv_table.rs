@@ -1,0 +1,79 @@
+//! Headed CSV of numeric columns; one column (named by `--target`, default the last) is
+//! the response.
+
+use std::path::Path;
+
+use super::{DataError, Dataset, Features};
+
+/// Reads a headed numeric CSV. `target`: the response column (default: the last column;
+/// `Some("")`: no response, every column is a feature and `y` is empty... see
+/// [`read_columns`] for that case). Errors name the file, the line and what was wrong.
+pub fn read(path: &Path, target: Option<&str>) -> Result<Dataset, DataError> {
+    let (header, rows) = read_columns(path)?;
+    let d_all = header.len();
+    let t = match target {
+        None => d_all - 1,
+        Some(name) => header.iter().position(|h| h == name).ok_or_else(|| {
+            DataError::new(path, 1, format!("no column named {name:?} (columns: {})", header.join(", ")))
+        })?,
+    };
+    if d_all < 2 {
+        return Err(DataError::new(path, 1, "a target column and at least one feature column are needed"));
+    }
+    let n = rows.len() / d_all;
+    let d = d_all - 1;
+    let mut x = Vec::with_capacity(n * d);
+    let mut y = Vec::with_capacity(n);
+    for row in rows.chunks_exact(d_all) {
+        for (j, &v) in row.iter().enumerate() {
+            if j == t {
+                y.push(v);
+            } else {
+                x.push(v);
+            }
+        }
+    }
+    let names = header.iter().enumerate().filter(|&(j, _)| j != t).map(|(_, h)| h.clone()).collect();
+    Ok(Dataset { features: Features::Dense { x, d }, y, names })
+}
+
+/// Reads a headed numeric CSV into its header and its values (row-major).
+pub fn read_columns(path: &Path) -> Result<(Vec<String>, Vec<f32>), DataError> {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .trim(csv::Trim::All)
+        .from_path(path)
+        .map_err(|e| DataError::new(path, 0, format!("cannot read: {e}")))?;
+    let header: Vec<String> = reader
+        .headers()
+        .map_err(|e| DataError::new(path, 1, format!("bad header: {e}")))?
+        .iter()
+        .map(str::to_string)
+        .collect();
+    if header.is_empty() || header.iter().all(|h| h.is_empty()) {
+        return Err(DataError::new(path, 0, "empty file (no header line)"));
+    }
+    let mut values = Vec::new();
+    for (k, rec) in reader.records().enumerate() {
+        let rec = rec.map_err(|e| {
+            let line = e.position().map_or(k + 2, |p| p.line() as usize);
+            match e.kind() {
+                csv::ErrorKind::UnequalLengths { expected_len, len, .. } => {
+                    DataError::new(path, line, format!("{len} columns, expected {expected_len}"))
+                }
+                _ => DataError::new(path, line, e.to_string()),
+            }
+        })?;
+        let line = rec.position().map_or(k + 2, |p| p.line() as usize);
+        for (j, cell) in rec.iter().enumerate() {
+            let v: f32 = cell.parse().ok().filter(|v: &f32| v.is_finite()).ok_or_else(|| {
+                DataError::new(path, line, format!("column {:?}: {cell:?} is not a finite number", header[j]))
+            })?;
+            values.push(v);
+        }
+    }
+    if values.is_empty() {
+        return Err(DataError::new(path, 0, "no data rows"));
+    }
+    Ok((header, values))
+}

@@ -1,0 +1,238 @@
+//! Data sets: loaders for LIBSVM sparse text and headed CSV, the table of known data
+//! sets with their checksums, and fetching them from their public sources.
+
+pub mod csv_table;
+pub mod fetch;
+pub mod libsvm;
+pub mod registry;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Why a data file could not be read: the file, the 1-based line (0 when the problem is
+/// the file as a whole) and what was wrong.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DataError {
+    /// The file.
+    pub file: PathBuf,
+    /// The 1-based line, or 0 for the whole file.
+    pub line: usize,
+    /// What was wrong.
+    pub what: String,
+}
+
+impl DataError {
+    pub(crate) fn new(file: &Path, line: usize, what: impl Into<String>) -> Self {
+        Self {
+            file: file.to_path_buf(),
+            line,
+            what: what.into(),
+        }
+    }
+}
+
+impl fmt::Display for DataError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line == 0 {
+            write!(f, "{}: {}", self.file.display(), self.what)
+        } else {
+            write!(f, "{}:{}: {}", self.file.display(), self.line, self.what)
+        }
+    }
+}
+
+impl std::error::Error for DataError {}
+
+/// A data set: features (dense or sparse binary), one response per row, and the name of
+/// each feature.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dataset {
+    /// The features.
+    pub features: Features,
+    /// One response (label or target) per row.
+    pub y: Vec<f32>,
+    /// One name per feature column (`"1"`, `"2"`, … for LIBSVM indices).
+    pub names: Vec<String>,
+}
+
+/// Feature storage.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Features {
+    /// Row-major `n × d` values.
+    Dense {
+        /// The values.
+        x: Vec<f32>,
+        /// Columns.
+        d: usize,
+    },
+    /// Rows whose every non-zero is 1, as 0-based feature indices in compressed rows.
+    SparseBinary {
+        /// Row `i` is `indices[offsets[i]..offsets[i+1]]`.
+        offsets: Vec<usize>,
+        /// 0-based feature indices, strictly increasing within a row.
+        indices: Vec<u32>,
+        /// Number of features.
+        d: usize,
+    },
+}
+
+impl Dataset {
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.y.len()
+    }
+
+    /// True when there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.y.is_empty()
+    }
+
+    /// Number of feature columns.
+    pub fn dim(&self) -> usize {
+        match &self.features {
+            Features::Dense { d, .. } | Features::SparseBinary { d, .. } => *d,
+        }
+    }
+
+    /// The rows `rows` (in that order) as a new data set.
+    pub fn subset(&self, rows: &[usize]) -> Dataset {
+        let y = rows.iter().map(|&i| self.y[i]).collect();
+        let features = match &self.features {
+            Features::Dense { x, d } => Features::Dense {
+                x: rows.iter().flat_map(|&i| x[i * d..(i + 1) * d].iter().copied()).collect(),
+                d: *d,
+            },
+            Features::SparseBinary { offsets, indices, d } => {
+                let mut o = Vec::with_capacity(rows.len() + 1);
+                let mut idx = Vec::new();
+                o.push(0);
+                for &i in rows {
+                    idx.extend_from_slice(&indices[offsets[i]..offsets[i + 1]]);
+                    o.push(idx.len());
+                }
+                Features::SparseBinary { offsets: o, indices: idx, d: *d }
+            }
+        };
+        Dataset { features, y, names: self.names.clone() }
+    }
+
+    /// Appends a constant feature equal to 1 (a bias), named `bias`.
+    pub fn with_bias(mut self) -> Dataset {
+        match &mut self.features {
+            Features::Dense { x, d } => {
+                let n = self.y.len();
+                let mut out = Vec::with_capacity(n * (*d + 1));
+                for row in x.chunks_exact(*d) {
+                    out.extend_from_slice(row);
+                    out.push(1.0);
+                }
+                if *d == 0 {
+                    out = vec![1.0; n];
+                }
+                *x = out;
+                *d += 1;
+            }
+            Features::SparseBinary { offsets, indices, d } => {
+                let mut o = Vec::with_capacity(offsets.len());
+                let mut idx = Vec::with_capacity(indices.len() + self.y.len());
+                o.push(0);
+                for w in offsets.windows(2) {
+                    idx.extend_from_slice(&indices[w[0]..w[1]]);
+                    idx.push(*d as u32);
+                    o.push(idx.len());
+                }
+                *offsets = o;
+                *indices = idx;
+                *d += 1;
+            }
+        }
+        self.names.push("bias".into());
+        self
+    }
+
+    /// Widens (or narrows) the feature space to `d` columns: LIBSVM test files may name
+    /// fewer features than the training file; features past `d` are dropped.
+    pub fn with_dim(mut self, new_d: usize) -> Dataset {
+        match &mut self.features {
+            Features::Dense { x, d } => {
+                if *d != new_d {
+                    let n = self.y.len();
+                    let mut out = vec![0.0; n * new_d];
+                    for i in 0..n {
+                        let k = (*d).min(new_d);
+                        out[i * new_d..i * new_d + k].copy_from_slice(&x[i * *d..i * *d + k]);
+                    }
+                    *x = out;
+                    *d = new_d;
+                }
+            }
+            Features::SparseBinary { offsets, indices, d } => {
+                if new_d < *d {
+                    let mut o = vec![0];
+                    let mut idx = Vec::with_capacity(indices.len());
+                    for w in offsets.windows(2) {
+                        idx.extend(indices[w[0]..w[1]].iter().copied().filter(|&j| (j as usize) < new_d));
+                        o.push(idx.len());
+                    }
+                    *offsets = o;
+                    *indices = idx;
+                }
+                *d = new_d;
+            }
+        }
+        self.names = (1..=new_d).map(|j| j.to_string()).collect();
+        self
+    }
+
+    /// Dense row-major values (converting sparse rows).
+    pub fn dense(&self) -> Vec<f32> {
+        match &self.features {
+            Features::Dense { x, .. } => x.clone(),
+            Features::SparseBinary { offsets, indices, d } => {
+                let mut x = vec![0.0; self.len() * d];
+                for (i, w) in offsets.windows(2).enumerate() {
+                    for &j in &indices[w[0]..w[1]] {
+                        x[i * d + j as usize] = 1.0;
+                    }
+                }
+                x
+            }
+        }
+    }
+}
+
+/// Reads a data file in the given format (`None`: by extension, `.csv` is CSV, anything
+/// else LIBSVM). `target` names the CSV response column (default: the last column;
+/// `Some("")` for a file with no response, such as the mixture's one-column data).
+pub fn load(path: &Path, format: Option<Format>, target: Option<&str>) -> Result<Dataset, DataError> {
+    let format = format.unwrap_or_else(|| Format::from_path(path));
+    match format {
+        Format::Libsvm => libsvm::read(path),
+        Format::Csv => csv_table::read(path, target),
+    }
+}
+
+/// A data file format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// LIBSVM / svmlight sparse text: `label idx:value …` with 1-based indices.
+    Libsvm,
+    /// Comma-separated values with a header line.
+    Csv,
+}
+
+impl Format {
+    /// `.csv` is CSV, anything else LIBSVM.
+    pub fn from_path(path: &Path) -> Format {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some(e) if e.eq_ignore_ascii_case("csv") => Format::Csv,
+            _ => Format::Libsvm,
+        }
+    }
+}
+
+/// The data directory: `--data-dir`, else `SGLD_DATA_DIR`, else none.
+pub fn data_dir(flag: Option<&Path>) -> Option<PathBuf> {
+    flag.map(Path::to_path_buf)
+        .or_else(|| std::env::var_os("SGLD_DATA_DIR").filter(|v| !v.is_empty()).map(PathBuf::from))
+}

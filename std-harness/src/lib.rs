@@ -1,0 +1,10 @@
+//! The std harness of `sgld`: data sets, the `sgld sample` command, convergence
+//! diagnostics, the papers' experiments with their figures and reports.
+
+pub mod data;
+pub mod diagnostics;
+pub mod experiments;
+pub mod plot;
+pub mod predict;
+pub mod sample;
+pub mod spec;

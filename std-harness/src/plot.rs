@@ -1,0 +1,265 @@
+//! Figures with plotters, each written as SVG and PNG: line charts (with ±sd bands) and
+//! density heat maps, in panels side by side.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+/// One line, with an optional band (lower, upper) around it.
+#[derive(Debug, Clone, Default)]
+pub struct Series {
+    /// Legend label.
+    pub label: String,
+    /// x values.
+    pub x: Vec<f64>,
+    /// y values.
+    pub y: Vec<f64>,
+    /// Optional band: lower and upper y per x.
+    pub band: Option<(Vec<f64>, Vec<f64>)>,
+    /// Draw thick (for an average over thin lines).
+    pub thick: bool,
+    /// Draw dashed as a horizontal reference (only `y[0]` is used, over the whole x range).
+    pub reference: bool,
+}
+
+/// One panel of line series.
+#[derive(Debug, Clone, Default)]
+pub struct Panel {
+    /// Title.
+    pub title: String,
+    /// x axis label.
+    pub x_label: String,
+    /// y axis label.
+    pub y_label: String,
+    /// Plot log₁₀ of x.
+    pub log_x: bool,
+    /// Plot log₁₀ of y.
+    pub log_y: bool,
+    /// The lines.
+    pub series: Vec<Series>,
+}
+
+/// One heat-map panel of a density on a regular grid.
+#[derive(Debug, Clone)]
+pub struct Heat {
+    /// Title.
+    pub title: String,
+    /// x range.
+    pub x: (f64, f64),
+    /// y range.
+    pub y: (f64, f64),
+    /// Row-major `ny × nx` values (row 0 at the lowest y).
+    pub z: Vec<f64>,
+    /// Cells along x.
+    pub nx: usize,
+    /// Cells along y.
+    pub ny: usize,
+    /// Axis labels.
+    pub labels: (String, String),
+}
+
+const COLORS: [RGBColor; 6] = [
+    RGBColor(31, 119, 180),
+    RGBColor(214, 39, 40),
+    RGBColor(44, 160, 44),
+    RGBColor(148, 103, 189),
+    RGBColor(255, 127, 14),
+    RGBColor(0, 0, 0),
+];
+
+/// Registers a system TrueType font for text (DejaVu Sans, or `$SGLD_FONT`).
+fn ensure_font() -> Result<(), String> {
+    static FONT: OnceLock<Result<(), String>> = OnceLock::new();
+    FONT.get_or_init(|| {
+        let candidates = std::env::var("SGLD_FONT").into_iter().map(PathBuf::from).chain(
+            [
+                "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+                "/usr/share/fonts/TTF/DejaVuSans.ttf",
+                "/usr/share/fonts/dejavu/DejaVuSans.ttf",
+                "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf",
+                "/System/Library/Fonts/Supplemental/Arial.ttf",
+                "C:\\Windows\\Fonts\\arial.ttf",
+            ]
+            .map(PathBuf::from),
+        );
+        for p in candidates {
+            if let Ok(bytes) = std::fs::read(&p) {
+                let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+                if plotters::style::register_font("sans-serif", FontStyle::Normal, bytes).is_ok() {
+                    return Ok(());
+                }
+            }
+        }
+        Err("no TrueType font found for figure text: install fonts-dejavu-core or set SGLD_FONT to a .ttf file".into())
+    })
+    .clone()
+}
+
+fn tr(v: f64, log: bool) -> f64 {
+    if log { v.log10() } else { v }
+}
+
+fn range(vals: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for v in vals.filter(|v| v.is_finite()) {
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    if !lo.is_finite() {
+        return (0.0, 1.0);
+    }
+    if hi - lo < 1e-12 * (1.0 + lo.abs()) {
+        return (lo - 0.5, hi + 0.5);
+    }
+    let pad = 0.04 * (hi - lo);
+    (lo - pad, hi + pad)
+}
+
+fn draw_panel<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, p: &Panel) -> Result<(), String> {
+    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    let xs = p.series.iter().filter(|s| !s.reference).flat_map(|s| s.x.iter().map(|&v| tr(v, p.log_x)));
+    let (x0, x1) = range(xs);
+    let ys = p.series.iter().flat_map(|s| {
+        let band = s.band.iter().flat_map(|(l, u)| l.iter().chain(u.iter()).copied());
+        s.y.iter().copied().chain(band).map(|v| tr(v, p.log_y)).collect::<Vec<_>>()
+    });
+    let (y0, y1) = range(ys);
+    let lx = if p.log_x { format!("log10 {}", p.x_label) } else { p.x_label.clone() };
+    let ly = if p.log_y { format!("log10 {}", p.y_label) } else { p.y_label.clone() };
+    let mut chart = ChartBuilder::on(area)
+        .caption(&p.title, ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(x0..x1, y0..y1)
+        .map_err(e)?;
+    chart.configure_mesh().x_desc(lx).y_desc(ly).label_style(("sans-serif", 13)).draw().map_err(e)?;
+    for (k, s) in p.series.iter().enumerate() {
+        let color = COLORS[k % COLORS.len()];
+        if let Some((lo, hi)) = &s.band {
+            let pts: Vec<(f64, f64)> = s
+                .x
+                .iter()
+                .zip(lo)
+                .map(|(&x, &l)| (tr(x, p.log_x), tr(l, p.log_y)))
+                .chain(s.x.iter().zip(hi).rev().map(|(&x, &h)| (tr(x, p.log_x), tr(h, p.log_y))))
+                .filter(|(a, b)| a.is_finite() && b.is_finite())
+                .collect();
+            chart.draw_series(std::iter::once(Polygon::new(pts, color.mix(0.18)))).map_err(e)?;
+        }
+        let width = if s.thick { 3 } else { 1 };
+        let style = ShapeStyle::from(color).stroke_width(width);
+        let anno = if s.reference {
+            let y = tr(s.y.first().copied().unwrap_or(f64::NAN), p.log_y);
+            chart
+                .draw_series(DashedLineSeries::new(vec![(x0, y), (x1, y)], 8, 5, style))
+                .map_err(e)?
+        } else {
+            let pts: Vec<(f64, f64)> = s
+                .x
+                .iter()
+                .zip(&s.y)
+                .map(|(&x, &y)| (tr(x, p.log_x), tr(y, p.log_y)))
+                .filter(|(a, b)| a.is_finite() && b.is_finite())
+                .collect();
+            chart.draw_series(LineSeries::new(pts, style)).map_err(e)?
+        };
+        if !s.label.is_empty() {
+            anno.label(&s.label).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
+        }
+    }
+    if p.series.iter().any(|s| !s.label.is_empty()) {
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font(("sans-serif", 13))
+            .draw()
+            .map_err(e)?;
+    }
+    Ok(())
+}
+
+/// A colour from white through blue to dark red for `t ∈ [0, 1]`.
+fn heat_color(t: f64) -> RGBColor {
+    let t = t.clamp(0.0, 1.0);
+    let stops = [(1.0, 1.0, 1.0), (0.55, 0.75, 0.95), (0.15, 0.35, 0.75), (0.85, 0.2, 0.15), (0.45, 0.0, 0.0)];
+    let s = t * (stops.len() - 1) as f64;
+    let i = (s.floor() as usize).min(stops.len() - 2);
+    let f = s - i as f64;
+    let (a, b) = (stops[i], stops[i + 1]);
+    let mix = |x: f64, y: f64| ((x + (y - x) * f) * 255.0).round() as u8;
+    RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
+}
+
+fn draw_heat<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, h: &Heat) -> Result<(), String> {
+    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    let mut chart = ChartBuilder::on(area)
+        .caption(&h.title, ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(50)
+        .build_cartesian_2d(h.x.0..h.x.1, h.y.0..h.y.1)
+        .map_err(e)?;
+    chart
+        .configure_mesh()
+        .disable_mesh()
+        .x_desc(&h.labels.0)
+        .y_desc(&h.labels.1)
+        .label_style(("sans-serif", 13))
+        .draw()
+        .map_err(e)?;
+    let max = h.z.iter().copied().fold(0.0f64, f64::max).max(1e-300);
+    let (dx, dy) = ((h.x.1 - h.x.0) / h.nx as f64, (h.y.1 - h.y.0) / h.ny as f64);
+    chart
+        .draw_series((0..h.ny).flat_map(|r| (0..h.nx).map(move |c| (r, c))).map(|(r, c)| {
+            let x = h.x.0 + c as f64 * dx;
+            let y = h.y.0 + r as f64 * dy;
+            Rectangle::new([(x, y), (x + dx, y + dy)], heat_color(h.z[r * h.nx + c] / max).filled())
+        }))
+        .map_err(e)?;
+    Ok(())
+}
+
+fn render<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, n: usize, f: &dyn Fn(&DrawingArea<DB, Shift>, usize) -> Result<(), String>) -> Result<(), String> {
+    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let areas = root.split_evenly((1, n.max(1)));
+    for (k, a) in areas.iter().enumerate() {
+        f(a, k)?;
+    }
+    root.present().map_err(|e| e.to_string())
+}
+
+/// Writes `stem.svg` and `stem.png` with `panels` side by side.
+pub fn line_chart(stem: &Path, panels: &[Panel]) -> Result<(), String> {
+    ensure_font()?;
+    let size = (520 * panels.len().max(1) as u32, 420);
+    let svg = stem.with_extension("svg");
+    render(SVGBackend::new(&svg, size).into_drawing_area(), panels.len(), &|a, k| draw_panel(a, &panels[k]))?;
+    let png = stem.with_extension("png");
+    render(BitMapBackend::new(&png, size).into_drawing_area(), panels.len(), &|a, k| draw_panel(a, &panels[k]))
+}
+
+/// Writes `stem.svg` and `stem.png` with heat maps side by side.
+pub fn heat_maps(stem: &Path, panels: &[Heat]) -> Result<(), String> {
+    ensure_font()?;
+    let size = (480 * panels.len().max(1) as u32, 440);
+    let svg = stem.with_extension("svg");
+    render(SVGBackend::new(&svg, size).into_drawing_area(), panels.len(), &|a, k| draw_heat(a, &panels[k]))?;
+    let png = stem.with_extension("png");
+    render(BitMapBackend::new(&png, size).into_drawing_area(), panels.len(), &|a, k| draw_heat(a, &panels[k]))
+}
+
+/// Writes a CSV of named columns (equal lengths).
+pub fn write_csv(path: &Path, columns: &[(&str, &[f64])]) -> Result<(), String> {
+    let mut w = csv::Writer::from_path(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    let io = |e: csv::Error| format!("cannot write {}: {e}", path.display());
+    w.write_record(columns.iter().map(|c| c.0)).map_err(io)?;
+    let n = columns.iter().map(|c| c.1.len()).max().unwrap_or(0);
+    for i in 0..n {
+        w.write_record(columns.iter().map(|c| c.1.get(i).map_or(String::new(), |v| v.to_string()))).map_err(io)?;
+    }
+    w.flush().map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
