@@ -89,7 +89,10 @@ pub fn rhat_basic(chains: &[Vec<f64>]) -> f64 {
         return f64::NAN;
     }
     let nf = n as f64;
-    let means: Vec<f64> = chains.iter().map(|c| c[..n].iter().sum::<f64>() / nf).collect();
+    let means: Vec<f64> = chains
+        .iter()
+        .map(|c| c[..n].iter().sum::<f64>() / nf)
+        .collect();
     let vars: Vec<f64> = chains
         .iter()
         .zip(&means)
@@ -97,7 +100,12 @@ pub fn rhat_basic(chains: &[Vec<f64>]) -> f64 {
         .collect();
     let w = vars.iter().sum::<f64>() / m;
     let grand = means.iter().sum::<f64>() / m;
-    let b = nf * means.iter().map(|mu| (mu - grand) * (mu - grand)).sum::<f64>() / (m - 1.0);
+    let b = nf
+        * means
+            .iter()
+            .map(|mu| (mu - grand) * (mu - grand))
+            .sum::<f64>()
+        / (m - 1.0);
     let var_plus = (nf - 1.0) / nf * w + b / nf;
     (var_plus / w).sqrt()
 }
@@ -109,7 +117,11 @@ fn median(chains: &[Vec<f64>]) -> f64 {
     if s == 0 {
         return f64::NAN;
     }
-    if s % 2 == 1 { all[s / 2] } else { 0.5 * (all[s / 2 - 1] + all[s / 2]) }
+    if s % 2 == 1 {
+        all[s / 2]
+    } else {
+        0.5 * (all[s / 2 - 1] + all[s / 2])
+    }
 }
 
 /// Rank-normalised split R̂: the larger of the bulk R̂ and the R̂ of the folded draws
@@ -118,7 +130,10 @@ pub fn rhat(chains: &[Vec<f64>]) -> f64 {
     let split = split_chains(chains);
     let bulk = rhat_basic(&rank_normalize(&split));
     let med = median(&split);
-    let folded: Vec<Vec<f64>> = split.iter().map(|c| c.iter().map(|x| (x - med).abs()).collect()).collect();
+    let folded: Vec<Vec<f64>> = split
+        .iter()
+        .map(|c| c.iter().map(|x| (x - med).abs()).collect())
+        .collect();
     let tail = rhat_basic(&rank_normalize(&folded));
     bulk.max(tail)
 }
@@ -139,7 +154,10 @@ pub fn autocovariance(x: &[f64]) -> Vec<f64> {
         *c = Complex::new(c.norm_sqr(), 0.0);
     }
     planner.plan_fft_inverse(m).process(&mut buf);
-    buf[..n].iter().map(|c| c.re / (m as f64 * n as f64)).collect()
+    buf[..n]
+        .iter()
+        .map(|c| c.re / (m as f64 * n as f64))
+        .collect()
 }
 
 /// Autocorrelations `ρ_t = γ_t/γ_0` up to `max_lag`.
@@ -158,14 +176,17 @@ pub fn ess_basic(chains: &[Vec<f64>]) -> f64 {
     }
     let nf = n as f64;
     let acov: Vec<Vec<f64>> = chains.iter().map(|c| autocovariance(&c[..n])).collect();
-    let means: Vec<f64> = chains.iter().map(|c| c[..n].iter().sum::<f64>() / nf).collect();
+    let means: Vec<f64> = chains
+        .iter()
+        .map(|c| c[..n].iter().sum::<f64>() / nf)
+        .collect();
     let mean_var = acov.iter().map(|a| a[0]).sum::<f64>() / m as f64 * nf / (nf - 1.0);
     let mut var_plus = mean_var * (nf - 1.0) / nf;
     if m > 1 {
         let g = means.iter().sum::<f64>() / m as f64;
         var_plus += means.iter().map(|x| (x - g) * (x - g)).sum::<f64>() / (m as f64 - 1.0);
     }
-    if !(var_plus > 0.0) {
+    if var_plus.is_nan() || var_plus <= 0.0 {
         return f64::NAN;
     }
     let mean_acov = |t: usize| acov.iter().map(|a| a[t]).sum::<f64>() / m as f64;
@@ -211,13 +232,16 @@ pub fn ess_bulk(chains: &[Vec<f64>]) -> f64 {
 
 /// Tail ESS: the smaller ESS of the indicators `θ ≤ q₀.₀₅` and `θ ≤ q₀.₉₅` (split chains).
 pub fn ess_tail(chains: &[Vec<f64>]) -> f64 {
-    let split = split_chains(chains);
-    let mut all: Vec<f64> = split.iter().flatten().copied().collect();
+    // Quantiles of all draws (before splitting), as in the reference implementation.
+    let mut all: Vec<f64> = chains.iter().flatten().copied().collect();
     all.sort_by(f64::total_cmp);
     let q = |p: f64| quantile_sorted(&all, p);
     let ess_at = |qv: f64| {
-        let ind: Vec<Vec<f64>> = split.iter().map(|c| c.iter().map(|&x| f64::from(u8::from(x <= qv))).collect()).collect();
-        ess_basic(&ind)
+        let ind: Vec<Vec<f64>> = chains
+            .iter()
+            .map(|c| c.iter().map(|&x| f64::from(u8::from(x <= qv))).collect())
+            .collect();
+        ess_basic(&split_chains(&ind))
     };
     ess_at(q(0.05)).min(ess_at(q(0.95)))
 }
@@ -237,10 +261,14 @@ pub fn quantile_sorted(sorted: &[f64], p: f64) -> f64 {
 /// The `p` quantile of weighted values: the smallest value whose cumulative weight
 /// reaches `p` of the total (weights ≥ 0).
 pub fn weighted_quantile(values: &[f64], weights: &[f64], p: f64) -> f64 {
-    let mut pairs: Vec<(f64, f64)> = values.iter().copied().zip(weights.iter().copied()).collect();
+    let mut pairs: Vec<(f64, f64)> = values
+        .iter()
+        .copied()
+        .zip(weights.iter().copied())
+        .collect();
     pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
     let total: f64 = pairs.iter().map(|p| p.1).sum();
-    if pairs.is_empty() || !(total > 0.0) {
+    if pairs.is_empty() || total.is_nan() || total <= 0.0 {
         return f64::NAN;
     }
     let target = p * total;

@@ -155,7 +155,10 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             };
             let (_, failure) = sample::run(&cfg)?;
             if let Some(f) = failure {
-                eprintln!("error: {f}; the draws before it are in {}", cfg.out.display());
+                eprintln!(
+                    "error: {f}; the draws before it are in {}",
+                    cfg.out.display()
+                );
                 return Ok(ExitCode::FAILURE);
             }
             Ok(ExitCode::SUCCESS)
@@ -177,7 +180,9 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                     for k in registry::KNOWN {
                         let status = dir.as_deref().map(|d| registry::status(k, d));
                         match status {
-                            Some(registry::Status::Present) => println!("  present  {:<32} {}", k.name, k.what),
+                            Some(registry::Status::Present) => {
+                                println!("  present  {:<32} {}", k.name, k.what)
+                            }
                             Some(registry::Status::Corrupt { file }) => {
                                 println!("  CORRUPT  {:<32} {file}: checksum mismatch", k.name)
                             }
@@ -185,7 +190,9 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                                 "  missing  {:<32} {absent} of {total} files absent; published at: {}",
                                 k.name, k.published
                             ),
-                            None => println!("  ?        {:<32} published at: {}", k.name, k.published),
+                            None => {
+                                println!("  ?        {:<32} published at: {}", k.name, k.published)
+                            }
                         }
                     }
                     Ok(ExitCode::SUCCESS)
@@ -195,8 +202,11 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                         let names: Vec<&str> = registry::KNOWN.iter().map(|k| k.name).collect();
                         format!("unknown data set {name:?}; known: {}", names.join(", "))
                     })?;
-                    let d = dir.ok_or("fetch needs a data directory: --data-dir or SGLD_DATA_DIR")?;
-                    let mirror = std::env::var("SGLD_DATA_MIRROR").ok().filter(|m| !m.is_empty());
+                    let d =
+                        dir.ok_or("fetch needs a data directory: --data-dir or SGLD_DATA_DIR")?;
+                    let mirror = std::env::var("SGLD_DATA_MIRROR")
+                        .ok()
+                        .filter(|m| !m.is_empty());
                     let written = data::fetch::fetch(k, &d, mirror.as_deref())?;
                     if written.is_empty() {
                         println!("{name}: every file already present with the right checksum");

@@ -119,15 +119,34 @@ fn range(vals: impl Iterator<Item = f64>) -> (f64, f64) {
 
 fn draw_panel<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, p: &Panel) -> Result<(), String> {
     let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
-    let xs = p.series.iter().filter(|s| !s.reference).flat_map(|s| s.x.iter().map(|&v| tr(v, p.log_x)));
+    let xs = p
+        .series
+        .iter()
+        .filter(|s| !s.reference)
+        .flat_map(|s| s.x.iter().map(|&v| tr(v, p.log_x)));
     let (x0, x1) = range(xs);
     let ys = p.series.iter().flat_map(|s| {
-        let band = s.band.iter().flat_map(|(l, u)| l.iter().chain(u.iter()).copied());
-        s.y.iter().copied().chain(band).map(|v| tr(v, p.log_y)).collect::<Vec<_>>()
+        let band = s
+            .band
+            .iter()
+            .flat_map(|(l, u)| l.iter().chain(u.iter()).copied());
+        s.y.iter()
+            .copied()
+            .chain(band)
+            .map(|v| tr(v, p.log_y))
+            .collect::<Vec<_>>()
     });
     let (y0, y1) = range(ys);
-    let lx = if p.log_x { format!("log10 {}", p.x_label) } else { p.x_label.clone() };
-    let ly = if p.log_y { format!("log10 {}", p.y_label) } else { p.y_label.clone() };
+    let lx = if p.log_x {
+        format!("log10 {}", p.x_label)
+    } else {
+        p.x_label.clone()
+    };
+    let ly = if p.log_y {
+        format!("log10 {}", p.y_label)
+    } else {
+        p.y_label.clone()
+    };
     let mut chart = ChartBuilder::on(area)
         .caption(&p.title, ("sans-serif", 18))
         .margin(12)
@@ -135,19 +154,31 @@ fn draw_panel<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, p: &Panel) -> R
         .y_label_area_size(60)
         .build_cartesian_2d(x0..x1, y0..y1)
         .map_err(e)?;
-    chart.configure_mesh().x_desc(lx).y_desc(ly).label_style(("sans-serif", 13)).draw().map_err(e)?;
+    chart
+        .configure_mesh()
+        .x_desc(lx)
+        .y_desc(ly)
+        .label_style(("sans-serif", 13))
+        .draw()
+        .map_err(e)?;
     for (k, s) in p.series.iter().enumerate() {
         let color = COLORS[k % COLORS.len()];
         if let Some((lo, hi)) = &s.band {
-            let pts: Vec<(f64, f64)> = s
-                .x
-                .iter()
-                .zip(lo)
-                .map(|(&x, &l)| (tr(x, p.log_x), tr(l, p.log_y)))
-                .chain(s.x.iter().zip(hi).rev().map(|(&x, &h)| (tr(x, p.log_x), tr(h, p.log_y))))
-                .filter(|(a, b)| a.is_finite() && b.is_finite())
-                .collect();
-            chart.draw_series(std::iter::once(Polygon::new(pts, color.mix(0.18)))).map_err(e)?;
+            let pts: Vec<(f64, f64)> =
+                s.x.iter()
+                    .zip(lo)
+                    .map(|(&x, &l)| (tr(x, p.log_x), tr(l, p.log_y)))
+                    .chain(
+                        s.x.iter()
+                            .zip(hi)
+                            .rev()
+                            .map(|(&x, &h)| (tr(x, p.log_x), tr(h, p.log_y))),
+                    )
+                    .filter(|(a, b)| a.is_finite() && b.is_finite())
+                    .collect();
+            chart
+                .draw_series(std::iter::once(Polygon::new(pts, color.mix(0.18))))
+                .map_err(e)?;
         }
         let width = if s.thick { 3 } else { 1 };
         let style = ShapeStyle::from(color).stroke_width(width);
@@ -157,17 +188,18 @@ fn draw_panel<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, p: &Panel) -> R
                 .draw_series(DashedLineSeries::new(vec![(x0, y), (x1, y)], 8, 5, style))
                 .map_err(e)?
         } else {
-            let pts: Vec<(f64, f64)> = s
-                .x
-                .iter()
-                .zip(&s.y)
-                .map(|(&x, &y)| (tr(x, p.log_x), tr(y, p.log_y)))
-                .filter(|(a, b)| a.is_finite() && b.is_finite())
-                .collect();
+            let pts: Vec<(f64, f64)> =
+                s.x.iter()
+                    .zip(&s.y)
+                    .map(|(&x, &y)| (tr(x, p.log_x), tr(y, p.log_y)))
+                    .filter(|(a, b)| a.is_finite() && b.is_finite())
+                    .collect();
             chart.draw_series(LineSeries::new(pts, style)).map_err(e)?
         };
         if !s.label.is_empty() {
-            anno.label(&s.label).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
+            anno.label(&s.label).legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
+            });
         }
     }
     if p.series.iter().any(|s| !s.label.is_empty()) {
@@ -185,7 +217,13 @@ fn draw_panel<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, p: &Panel) -> R
 /// A colour from white through blue to dark red for `t ∈ [0, 1]`.
 fn heat_color(t: f64) -> RGBColor {
     let t = t.clamp(0.0, 1.0);
-    let stops = [(1.0, 1.0, 1.0), (0.55, 0.75, 0.95), (0.15, 0.35, 0.75), (0.85, 0.2, 0.15), (0.45, 0.0, 0.0)];
+    let stops = [
+        (1.0, 1.0, 1.0),
+        (0.55, 0.75, 0.95),
+        (0.15, 0.35, 0.75),
+        (0.85, 0.2, 0.15),
+        (0.45, 0.0, 0.0),
+    ];
     let s = t * (stops.len() - 1) as f64;
     let i = (s.floor() as usize).min(stops.len() - 2);
     let f = s - i as f64;
@@ -214,16 +252,30 @@ fn draw_heat<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, h: &Heat) -> Res
     let max = h.z.iter().copied().fold(0.0f64, f64::max).max(1e-300);
     let (dx, dy) = ((h.x.1 - h.x.0) / h.nx as f64, (h.y.1 - h.y.0) / h.ny as f64);
     chart
-        .draw_series((0..h.ny).flat_map(|r| (0..h.nx).map(move |c| (r, c))).map(|(r, c)| {
-            let x = h.x.0 + c as f64 * dx;
-            let y = h.y.0 + r as f64 * dy;
-            Rectangle::new([(x, y), (x + dx, y + dy)], heat_color(h.z[r * h.nx + c] / max).filled())
-        }))
+        .draw_series(
+            (0..h.ny)
+                .flat_map(|r| (0..h.nx).map(move |c| (r, c)))
+                .map(|(r, c)| {
+                    let x = h.x.0 + c as f64 * dx;
+                    let y = h.y.0 + r as f64 * dy;
+                    Rectangle::new(
+                        [(x, y), (x + dx, y + dy)],
+                        heat_color(h.z[r * h.nx + c] / max).filled(),
+                    )
+                }),
+        )
         .map_err(e)?;
     Ok(())
 }
 
-fn render<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, n: usize, f: &dyn Fn(&DrawingArea<DB, Shift>, usize) -> Result<(), String>) -> Result<(), String> {
+/// Draws panel `k` into its area.
+type PanelFn<'a, DB> = &'a dyn Fn(&DrawingArea<DB, Shift>, usize) -> Result<(), String>;
+
+fn render<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    n: usize,
+    f: PanelFn<'_, DB>,
+) -> Result<(), String> {
     root.fill(&WHITE).map_err(|e| e.to_string())?;
     let areas = root.split_evenly((1, n.max(1)));
     for (k, a) in areas.iter().enumerate() {
@@ -237,9 +289,17 @@ pub fn line_chart(stem: &Path, panels: &[Panel]) -> Result<(), String> {
     ensure_font()?;
     let size = (520 * panels.len().max(1) as u32, 420);
     let svg = stem.with_extension("svg");
-    render(SVGBackend::new(&svg, size).into_drawing_area(), panels.len(), &|a, k| draw_panel(a, &panels[k]))?;
+    render(
+        SVGBackend::new(&svg, size).into_drawing_area(),
+        panels.len(),
+        &|a, k| draw_panel(a, &panels[k]),
+    )?;
     let png = stem.with_extension("png");
-    render(BitMapBackend::new(&png, size).into_drawing_area(), panels.len(), &|a, k| draw_panel(a, &panels[k]))
+    render(
+        BitMapBackend::new(&png, size).into_drawing_area(),
+        panels.len(),
+        &|a, k| draw_panel(a, &panels[k]),
+    )
 }
 
 /// Writes `stem.svg` and `stem.png` with heat maps side by side.
@@ -247,19 +307,34 @@ pub fn heat_maps(stem: &Path, panels: &[Heat]) -> Result<(), String> {
     ensure_font()?;
     let size = (480 * panels.len().max(1) as u32, 440);
     let svg = stem.with_extension("svg");
-    render(SVGBackend::new(&svg, size).into_drawing_area(), panels.len(), &|a, k| draw_heat(a, &panels[k]))?;
+    render(
+        SVGBackend::new(&svg, size).into_drawing_area(),
+        panels.len(),
+        &|a, k| draw_heat(a, &panels[k]),
+    )?;
     let png = stem.with_extension("png");
-    render(BitMapBackend::new(&png, size).into_drawing_area(), panels.len(), &|a, k| draw_heat(a, &panels[k]))
+    render(
+        BitMapBackend::new(&png, size).into_drawing_area(),
+        panels.len(),
+        &|a, k| draw_heat(a, &panels[k]),
+    )
 }
 
 /// Writes a CSV of named columns (equal lengths).
 pub fn write_csv(path: &Path, columns: &[(&str, &[f64])]) -> Result<(), String> {
-    let mut w = csv::Writer::from_path(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    let mut w = csv::Writer::from_path(path)
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     let io = |e: csv::Error| format!("cannot write {}: {e}", path.display());
     w.write_record(columns.iter().map(|c| c.0)).map_err(io)?;
     let n = columns.iter().map(|c| c.1.len()).max().unwrap_or(0);
     for i in 0..n {
-        w.write_record(columns.iter().map(|c| c.1.get(i).map_or(String::new(), |v| v.to_string()))).map_err(io)?;
+        w.write_record(
+            columns
+                .iter()
+                .map(|c| c.1.get(i).map_or(String::new(), |v| v.to_string())),
+        )
+        .map_err(io)?;
     }
-    w.flush().map_err(|e| format!("cannot write {}: {e}", path.display()))
+    w.flush()
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }

@@ -1,6 +1,7 @@
 //! Test-set metrics from posterior draws: the posterior predictive averaged over draws
 //! with their weights.
 
+use rayon::prelude::*;
 use sgld::math::{log_add_exp, sigmoid};
 use sgld::models::TiedMixture;
 
@@ -10,18 +11,31 @@ use crate::sample::{ModelKind, Problem, TestSummary};
 /// `x_iᵀβ` for row `i`.
 fn margin(test: &Dataset, i: usize, beta: &[f32]) -> f64 {
     match &test.features {
-        Features::Dense { x, d } => x[i * d..(i + 1) * d].iter().zip(beta).map(|(a, b)| *a as f64 * *b as f64).sum(),
-        Features::SparseBinary { offsets, indices, .. } => {
-            indices[offsets[i]..offsets[i + 1]].iter().map(|&j| beta[j as usize] as f64).sum()
-        }
+        Features::Dense { x, d } => x[i * d..(i + 1) * d]
+            .iter()
+            .zip(beta)
+            .map(|(a, b)| *a as f64 * *b as f64)
+            .sum(),
+        Features::SparseBinary {
+            offsets, indices, ..
+        } => indices[offsets[i]..offsets[i + 1]]
+            .iter()
+            .map(|&j| beta[j as usize] as f64)
+            .sum(),
     }
 }
 
 /// Accuracy, log predictive density per datum and (regression) RMSE of the posterior
 /// predictive on `test`, from `draws` (parameters, weight).
-pub fn evaluate(problem: &Problem, test: &Dataset, draws: &[(Vec<f32>, f64)]) -> Result<TestSummary, String> {
+pub fn evaluate(
+    problem: &Problem,
+    test: &Dataset,
+    draws: &[(Vec<f32>, f64)],
+) -> Result<TestSummary, String> {
     if draws.is_empty() {
-        return Err("no draws were kept, so there is no posterior to evaluate on the test set".into());
+        return Err(
+            "no draws were kept, so there is no posterior to evaluate on the test set".into(),
+        );
     }
     let total: f64 = draws.iter().map(|d| d.1).sum();
     let log_total = total.ln();
@@ -29,38 +43,49 @@ pub fn evaluate(problem: &Problem, test: &Dataset, draws: &[(Vec<f32>, f64)]) ->
     match problem_kind(problem) {
         ModelKind::Logistic => {
             let y = &problem.y_test;
-            let (mut correct, mut ll) = (0usize, 0.0f64);
-            for i in 0..n {
-                let p1: f64 = draws.iter().map(|(b, w)| w * sigmoid(margin(test, i, b) as f32) as f64).sum::<f64>() / total;
-                let yi = y[i];
-                if (p1 > 0.5) == (yi > 0.0) {
-                    correct += 1;
-                }
-                let p = if yi > 0.0 { p1 } else { 1.0 - p1 };
-                ll += p.max(1e-300).ln();
-            }
-            Ok(TestSummary { accuracy: Some(correct as f64 / n as f64), log_lik_per_datum: ll / n as f64, rmse: None })
+            let (correct, ll) = (0..n)
+                .into_par_iter()
+                .map(|i| {
+                    let p1: f64 = draws
+                        .iter()
+                        .map(|(b, w)| w * sigmoid(margin(test, i, b) as f32) as f64)
+                        .sum::<f64>()
+                        / total;
+                    let yi = y[i];
+                    let p = if yi > 0.0 { p1 } else { 1.0 - p1 };
+                    (usize::from((p1 > 0.5) == (yi > 0.0)), p.max(1e-300).ln())
+                })
+                .reduce(|| (0, 0.0), |a, b| (a.0 + b.0, a.1 + b.1));
+            Ok(TestSummary {
+                accuracy: Some(correct as f64 / n as f64),
+                log_lik_per_datum: ll / n as f64,
+                rmse: None,
+            })
         }
         ModelKind::Linreg => {
             let y = &problem.y_test;
             let d = test.dim();
             let (mut se, mut ll) = (0.0f64, 0.0f64);
-            for i in 0..n {
+            for (i, &yi) in y.iter().enumerate().take(n) {
                 let mut mean = 0.0;
                 let mut lse = f64::NEG_INFINITY;
                 for (th, w) in draws {
                     let mu = margin(test, i, &th[..d]);
                     let g = th[d] as f64;
                     mean += w * mu;
-                    let r = y[i] as f64 - mu;
+                    let r = yi as f64 - mu;
                     let lp = -0.5 * (std::f64::consts::TAU.ln() + g) - 0.5 * r * r * (-g).exp();
                     lse = log_add_exp(lse, w.ln() + lp);
                 }
                 mean /= total;
-                se += (y[i] as f64 - mean).powi(2);
+                se += (yi as f64 - mean).powi(2);
                 ll += lse - log_total;
             }
-            Ok(TestSummary { accuracy: None, log_lik_per_datum: ll / n as f64, rmse: Some((se / n as f64).sqrt()) })
+            Ok(TestSummary {
+                accuracy: None,
+                log_lik_per_datum: ll / n as f64,
+                rmse: Some((se / n as f64).sqrt()),
+            })
         }
         ModelKind::Gmm => {
             let mut ll = 0.0;
@@ -68,12 +93,17 @@ pub fn evaluate(problem: &Problem, test: &Dataset, draws: &[(Vec<f32>, f64)]) ->
                 let xi = test.y[i];
                 let mut lse = f64::NEG_INFINITY;
                 for (th, w) in draws {
-                    let m = TiedMixture::paper(std::slice::from_ref(&xi)).map_err(|e| e.to_string())?;
+                    let m =
+                        TiedMixture::paper(std::slice::from_ref(&xi)).map_err(|e| e.to_string())?;
                     lse = log_add_exp(lse, w.ln() + sgld::models::Model::log_lik(&m, th, &[0]));
                 }
                 ll += lse - log_total;
             }
-            Ok(TestSummary { accuracy: None, log_lik_per_datum: ll / n as f64, rmse: None })
+            Ok(TestSummary {
+                accuracy: None,
+                log_lik_per_datum: ll / n as f64,
+                rmse: None,
+            })
         }
     }
 }

@@ -9,12 +9,15 @@ use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use rand_core::SeedableRng;
 use rayon::prelude::*;
 use serde::Serialize;
+use sgld::Sgld;
 use sgld::estimate::{WeightedMoments, sampling_threshold, scores_into, threshold_scratch_len};
 use sgld::gradient::{MiniBatch, sample_batch};
-use sgld::models::{Gaussian, Laplace, LinearRegression, LogisticDense, LogisticSparse, Model, Prior, SparseRows, TiedMixture};
+use sgld::models::{
+    Gaussian, Laplace, LinearRegression, LogisticDense, LogisticSparse, Model, Prior, SparseRows,
+    TiedMixture,
+};
 use sgld::noise::DefaultRng;
 use sgld::schedule::Schedule;
-use sgld::Sgld;
 
 use crate::data::{self, Dataset, Features, Format};
 use crate::diagnostics;
@@ -186,9 +189,13 @@ fn labels_pm1(path: &Path, y: &[f32]) -> Result<Vec<f32>, String> {
     y.iter()
         .enumerate()
         .map(|(i, &v)| match v {
-            v if v == 1.0 => Ok(1.0),
+            1.0 => Ok(1.0),
             v if v == -1.0 || v == 0.0 => Ok(-1.0),
-            v => Err(format!("{}: row {}: label {v} is not ±1 or 0/1", path.display(), i + 1)),
+            v => Err(format!(
+                "{}: row {}: label {v} is not ±1 or 0/1",
+                path.display(),
+                i + 1
+            )),
         })
         .collect()
 }
@@ -206,16 +213,30 @@ impl Problem {
         let mut train = load(&cfg.train)?;
         let mut test = cfg.test.as_deref().map(load).transpose()?;
         if let Some(t) = test.take() {
-            let t = if fmt == Format::Libsvm { t.with_dim(train.dim()) } else { t };
+            let t = if fmt == Format::Libsvm {
+                t.with_dim(train.dim())
+            } else {
+                t
+            };
             if t.dim() != train.dim() {
-                return Err(format!("test data has {} feature columns, training data {}", t.dim(), train.dim()));
+                return Err(format!(
+                    "test data has {} feature columns, training data {}",
+                    t.dim(),
+                    train.dim()
+                ));
             }
             test = Some(t);
         }
         let prior = match (cfg.model, cfg.prior) {
             (ModelKind::Logistic, None) => Some(PriorSpec::Laplace(1.0)),
-            (ModelKind::Logistic, Some(p @ (PriorSpec::Laplace(_) | PriorSpec::Gaussian(_)))) => Some(p),
-            (ModelKind::Linreg, None) => Some(PriorSpec::Nig { v: 100.0, phi: 1.0, psi: 1.0 }),
+            (ModelKind::Logistic, Some(p @ (PriorSpec::Laplace(_) | PriorSpec::Gaussian(_)))) => {
+                Some(p)
+            }
+            (ModelKind::Linreg, None) => Some(PriorSpec::Nig {
+                v: 100.0,
+                phi: 1.0,
+                psi: 1.0,
+            }),
             (ModelKind::Linreg, Some(p @ PriorSpec::Nig { .. })) => Some(p),
             (ModelKind::Gmm, None) => None,
             (m, Some(p)) => {
@@ -244,7 +265,12 @@ impl Problem {
             ModelKind::Linreg => {
                 y = train.y.clone();
                 y_test = test.as_ref().map(|t| t.y.clone()).unwrap_or_default();
-                names = train.names.iter().map(|n| format!("beta[{n}]")).chain(["log_sigma2".to_string()]).collect();
+                names = train
+                    .names
+                    .iter()
+                    .map(|n| format!("beta[{n}]"))
+                    .chain(["log_sigma2".to_string()])
+                    .collect();
             }
             ModelKind::Gmm => {
                 y = vec![];
@@ -252,7 +278,15 @@ impl Problem {
                 names = vec!["theta1".into(), "theta2".into()];
             }
         }
-        Ok(Problem { train, test, names, prior, y, y_test, kind: cfg.model })
+        Ok(Problem {
+            train,
+            test,
+            names,
+            prior,
+            y,
+            y_test,
+            kind: cfg.model,
+        })
     }
 
     /// Number of training rows.
@@ -273,7 +307,10 @@ impl Problem {
 
 fn load_one_column(path: &Path, fmt: Format, target: Option<&str>) -> Result<Dataset, String> {
     if fmt != Format::Csv {
-        return Err(format!("{}: --model gmm reads a one-column CSV", path.display()));
+        return Err(format!(
+            "{}: --model gmm reads a one-column CSV",
+            path.display()
+        ));
     }
     let (header, values) = data::csv_table::read_columns(path).map_err(|e| e.to_string())?;
     let col = match target {
@@ -282,14 +319,27 @@ fn load_one_column(path: &Path, fmt: Format, target: Option<&str>) -> Result<Dat
             .position(|h| h == name)
             .ok_or_else(|| format!("{}: no column named {name:?}", path.display()))?,
         None if header.len() == 1 => 0,
-        None => return Err(format!("{}: {} columns; name the data column with --target", path.display(), header.len())),
+        None => {
+            return Err(format!(
+                "{}: {} columns; name the data column with --target",
+                path.display(),
+                header.len()
+            ));
+        }
     };
     let y: Vec<f32> = values.chunks_exact(header.len()).map(|r| r[col]).collect();
-    Ok(Dataset { features: Features::Dense { x: vec![], d: 0 }, y, names: vec![] })
+    Ok(Dataset {
+        features: Features::Dense { x: vec![], d: 0 },
+        y,
+        names: vec![],
+    })
 }
 
 /// Runs `f` with the model of `problem` (the models borrow the problem's data).
-fn with_model<R>(problem: &Problem, f: impl FnOnce(&(dyn ModelSync + '_)) -> R) -> Result<R, String> {
+fn with_model<R>(
+    problem: &Problem,
+    f: impl FnOnce(&(dyn ModelSync + '_)) -> R,
+) -> Result<R, String> {
     let err = |e: sgld::Error| format!("invalid data or prior: {e}");
     match problem.kind {
         ModelKind::Logistic => {
@@ -308,7 +358,8 @@ fn with_model<R>(problem: &Problem, f: impl FnOnce(&(dyn ModelSync + '_)) -> R) 
                 Features::Dense { x, .. } => std::borrow::Cow::Borrowed(x),
                 Features::SparseBinary { .. } => std::borrow::Cow::Owned(problem.train.dense()),
             };
-            let m = LinearRegression::new(&x, &problem.y, problem.train.dim(), v, phi, psi).map_err(err)?;
+            let m = LinearRegression::new(&x, &problem.y, problem.train.dim(), v, phi, psi)
+                .map_err(err)?;
             Ok(f(&m))
         }
         ModelKind::Gmm => {
@@ -318,13 +369,25 @@ fn with_model<R>(problem: &Problem, f: impl FnOnce(&(dyn ModelSync + '_)) -> R) 
     }
 }
 
-fn logistic<P: Prior + Copy + Send + Sync, R>(problem: &Problem, prior: P, f: impl FnOnce(&(dyn ModelSync + '_)) -> R) -> Result<R, String> {
+fn logistic<P: Prior + Copy + Send + Sync, R>(
+    problem: &Problem,
+    prior: P,
+    f: impl FnOnce(&(dyn ModelSync + '_)) -> R,
+) -> Result<R, String> {
     let err = |e: sgld::Error| format!("invalid data: {e}");
     match &problem.train.features {
-        Features::Dense { x, d } => Ok(f(&LogisticDense::new(x, &problem.y, *d, prior).map_err(err)?)),
-        Features::SparseBinary { offsets, indices, d } => {
+        Features::Dense { x, d } => Ok(f(
+            &LogisticDense::new(x, &problem.y, *d, prior).map_err(err)?
+        )),
+        Features::SparseBinary {
+            offsets,
+            indices,
+            d,
+        } => {
             let rows = SparseRows::new(offsets, indices, *d).map_err(err)?;
-            Ok(f(&LogisticSparse::new(rows, &problem.y, prior).map_err(err)?))
+            Ok(f(
+                &LogisticSparse::new(rows, &problem.y, prior).map_err(err)?
+            ))
         }
     }
 }
@@ -335,7 +398,10 @@ impl<M: Model + Sync> ModelSync for M {}
 
 /// Mixes a seed and a chain number into an independent generator seed (SplitMix64).
 pub fn chain_seed(seed: u64, chain: u64) -> u64 {
-    let mut z = seed ^ chain.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(0x632B_E59B_D9B4_E019);
+    let mut z = seed
+        ^ chain
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .wrapping_add(0x632B_E59B_D9B4_E019);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
@@ -350,13 +416,22 @@ struct ChainPlan<'a, S> {
     thin: u64,
 }
 
-fn run_chain<S: Schedule>(model: &dyn ModelSync, plan: &ChainPlan<'_, S>, seed: u64, bar: &ProgressBar) -> ChainOut {
+fn run_chain<S: Schedule>(
+    model: &dyn ModelSync,
+    plan: &ChainPlan<'_, S>,
+    seed: u64,
+    bar: &ProgressBar,
+) -> ChainOut {
     let d = model.dim();
     let n_data = model.len();
     let est = MiniBatch::new(model);
     let mut theta = vec![0.0f32; d];
     let mut scratch = vec![0.0f32; Sgld::scratch_len(d)];
-    let mut out = ChainOut { min_alpha: f64::INFINITY, lambda_at_min: f64::NAN, ..ChainOut::default() };
+    let mut out = ChainOut {
+        min_alpha: f64::INFINITY,
+        lambda_at_min: f64::NAN,
+        ..ChainOut::default()
+    };
     let Ok(mut state) = Sgld::init(&mut theta, &mut scratch) else {
         out.failure = Some((0, "cannot start the chain".into()));
         return out;
@@ -382,9 +457,15 @@ fn run_chain<S: Schedule>(model: &dyn ModelSync, plan: &ChainPlan<'_, S>, seed: 
         match sampler.step(&mut state, &est, &batch, eps, &mut rng) {
             Ok(info) if info.non_finite => {
                 let why = if !info.grad_norm.is_finite() {
-                    format!("the gradient is not finite (exploding gradient; norm {}) — lower the step size or check the data scale", info.grad_norm)
+                    format!(
+                        "the gradient is not finite (exploding gradient; norm {}) — lower the step size or check the data scale",
+                        info.grad_norm
+                    )
                 } else {
-                    format!("the update overflowed (step size {eps:e} too large for gradient norm {:e})", info.grad_norm)
+                    format!(
+                        "the update overflowed (step size {eps:e} too large for gradient norm {:e})",
+                        info.grad_norm
+                    )
                 };
                 out.failure = Some((t + 1, why));
                 break;
@@ -402,17 +483,27 @@ fn run_chain<S: Schedule>(model: &dyn ModelSync, plan: &ChainPlan<'_, S>, seed: 
                 if out.crossed.is_none() && (t % check_every == 0 || step == plan.steps) {
                     let ok = sample_batch(&mut rng, n_data, &mut aux).is_ok()
                         && scores_into(model, state.theta(), &aux, &mut scores).is_ok();
-                    if ok {
-                        if let Ok(th) = sampling_threshold(&scores, m, d, eps as f64, n_data.max(m), None, &mut tscratch) {
-                            // eq. 10 with the run's batch size n: α = ε N²/(4n) λ_max
-                            let alpha = eps as f64 * (n_data as f64).powi(2) / (4.0 * plan.batch as f64) * th.lambda_max;
-                            if alpha < out.min_alpha {
-                                out.min_alpha = alpha;
-                                out.lambda_at_min = th.lambda_max;
-                            }
-                            if alpha < plan.alpha {
-                                out.crossed = Some(step);
-                            }
+                    if ok
+                        && let Ok(th) = sampling_threshold(
+                            &scores,
+                            m,
+                            d,
+                            eps as f64,
+                            n_data.max(m),
+                            None,
+                            &mut tscratch,
+                        )
+                    {
+                        // eq. 10 with the run's batch size n: α = ε N²/(4n) λ_max
+                        let alpha = eps as f64 * (n_data as f64).powi(2)
+                            / (4.0 * plan.batch as f64)
+                            * th.lambda_max;
+                        if alpha < out.min_alpha {
+                            out.min_alpha = alpha;
+                            out.lambda_at_min = th.lambda_max;
+                        }
+                        if alpha < plan.alpha {
+                            out.crossed = Some(step);
                         }
                     }
                 }
@@ -439,24 +530,46 @@ pub fn run(cfg: &SampleConfig) -> Result<(Summary, Option<String>), String> {
     let problem = Problem::load(cfg)?;
     let n = problem.n_train();
     if cfg.batch > n {
-        return Err(format!("--batch {} exceeds the {n} training rows", cfg.batch));
+        return Err(format!(
+            "--batch {} exceeds the {n} training rows",
+            cfg.batch
+        ));
     }
-    let spec = cfg.step_size.unwrap_or(StepSpec::Range { start: 1.0 / n as f64, end: 0.01 / n as f64, gamma: 0.55 });
-    let schedule = spec.schedule(cfg.steps).map_err(|e| format!("--step-size {spec}: {e}"))?;
-    let plan = ChainPlan { schedule: &schedule, steps: cfg.steps, batch: cfg.batch, burn_in: cfg.burn_in, alpha: cfg.alpha, thin: cfg.thin };
+    let spec = cfg.step_size.unwrap_or(StepSpec::Range {
+        start: 1.0 / n as f64,
+        end: 0.01 / n as f64,
+        gamma: 0.55,
+    });
+    let schedule = spec
+        .schedule(cfg.steps)
+        .map_err(|e| format!("--step-size {spec}: {e}"))?;
+    let plan = ChainPlan {
+        schedule: &schedule,
+        steps: cfg.steps,
+        batch: cfg.batch,
+        burn_in: cfg.burn_in,
+        alpha: cfg.alpha,
+        thin: cfg.thin,
+    };
     let bars = MultiProgress::new();
     if !cfg.progress {
         bars.set_draw_target(indicatif::ProgressDrawTarget::hidden());
     }
-    let style = ProgressStyle::with_template("chain {prefix} [{bar:40}] {pos}/{len} steps ({per_sec}, {eta})")
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
-        .progress_chars("=> ");
+    let style = ProgressStyle::with_template(
+        "chain {prefix} [{bar:40}] {pos}/{len} steps ({per_sec}, {eta})",
+    )
+    .unwrap_or_else(|_| ProgressStyle::default_bar())
+    .progress_chars("=> ");
     let started = Instant::now();
     let outs: Vec<ChainOut> = with_model(&problem, |model| {
         (0..cfg.chains)
             .into_par_iter()
             .map(|c| {
-                let bar = bars.add(ProgressBar::new(cfg.steps).with_style(style.clone()).with_prefix(c.to_string()));
+                let bar = bars.add(
+                    ProgressBar::new(cfg.steps)
+                        .with_style(style.clone())
+                        .with_prefix(c.to_string()),
+                );
                 run_chain(model, &plan, chain_seed(cfg.seed, c as u64), &bar)
             })
             .collect()
@@ -469,75 +582,119 @@ pub fn run(cfg: &SampleConfig) -> Result<(Summary, Option<String>), String> {
         BurnIn::Auto => {
             if outs.iter().all(|o| o.crossed.is_some()) {
                 let b = outs.iter().filter_map(|o| o.crossed).max().unwrap_or(0);
-                (b, Some(format!("burn-in: the sampling threshold fell below alpha = {} at step {b}", cfg.alpha)))
+                (
+                    b,
+                    Some(format!(
+                        "burn-in: the sampling threshold fell below alpha = {} at step {b}",
+                        cfg.alpha
+                    )),
+                )
             } else {
-                let best = outs.iter().min_by(|a, b| a.min_alpha.total_cmp(&b.min_alpha)).cloned().unwrap_or_default();
-                let eps_star = 4.0 * cfg.batch as f64 * cfg.alpha / ((n as f64).powi(2) * best.lambda_at_min);
+                let best = outs
+                    .iter()
+                    .min_by(|a, b| a.min_alpha.total_cmp(&b.min_alpha))
+                    .cloned()
+                    .unwrap_or_default();
+                let eps_star =
+                    4.0 * cfg.batch as f64 * cfg.alpha / ((n as f64).powi(2) * best.lambda_at_min);
                 (
                     cfg.steps / 2,
                     Some(format!(
                         "burn-in: the sampling threshold never fell below alpha = {} (smallest alpha seen {:.3e}): the \
                          stochastic-gradient noise dominates the injected noise, so the spread of the draws overstates the \
                          posterior's. Eq. 10 puts alpha = {} at step size {:.3e}. Falling back to half the run ({} steps) as burn-in.",
-                        cfg.alpha, best.min_alpha, cfg.alpha, eps_star, cfg.steps / 2
+                        cfg.alpha,
+                        best.min_alpha,
+                        cfg.alpha,
+                        eps_star,
+                        cfg.steps / 2
                     )),
                 )
             }
         }
     };
     let failure = outs.iter().enumerate().find_map(|(c, o)| {
-        o.failure.as_ref().map(|(s, why)| format!("chain {c} stopped at step {s}: {why}"))
+        o.failure
+            .as_ref()
+            .map(|(s, why)| format!("chain {c} stopped at step {s}: {why}"))
     });
 
-    std::fs::create_dir_all(&cfg.out).map_err(|e| format!("cannot create {}: {e}", cfg.out.display()))?;
+    std::fs::create_dir_all(&cfg.out)
+        .map_err(|e| format!("cannot create {}: {e}", cfg.out.display()))?;
     let d = problem.dim();
-    let kept: Vec<Vec<usize>> = outs.iter().map(|o| (0..o.steps.len()).filter(|&k| o.steps[k] > burn_in).collect()).collect();
+    let kept: Vec<Vec<usize>> = outs
+        .iter()
+        .map(|o| {
+            (0..o.steps.len())
+                .filter(|&k| o.steps[k] > burn_in)
+                .collect()
+        })
+        .collect();
     write_draws(&cfg.out.join("draws.csv"), &problem.names, &outs, &kept)?;
 
     // Summaries: pooled weighted moments and quantiles, per-chain diagnostics.
-    let weight = |o: &ChainOut, k: usize| match cfg.weighting {
-        Weighting::Step => o.eps[k] as f64,
-        Weighting::Uniform => 1.0,
+    let weight = |o: &ChainOut, k: usize| -> f64 {
+        match cfg.weighting {
+            Weighting::Step => o.eps[k] as f64,
+            Weighting::Uniform => 1.0,
+        }
     };
     let min_len = kept.iter().map(Vec::len).min().unwrap_or(0);
-    let mut params = Vec::with_capacity(d);
-    for (j, name) in problem.names.iter().enumerate() {
-        let mut store = vec![0.0; WeightedMoments::storage_len(1)];
-        let mut mom = WeightedMoments::new(&mut store, 1).map_err(|e| e.to_string())?;
-        let mut vals = Vec::new();
-        let mut ws = Vec::new();
-        for (o, ks) in outs.iter().zip(&kept) {
-            for &k in ks {
-                let v = o.draws[k * d + j];
-                let w = weight(o, k);
-                let _ = mom.push(w, &[v]);
-                vals.push(v as f64);
-                ws.push(w);
+    let params: Vec<ParamSummary> = problem
+        .names
+        .par_iter()
+        .enumerate()
+        .map(|(j, name)| {
+            let mut store = vec![0.0; WeightedMoments::storage_len(1)];
+            let mut mom = WeightedMoments::new(&mut store, 1).expect("one component");
+            let mut vals = Vec::new();
+            let mut ws = Vec::new();
+            for (o, ks) in outs.iter().zip(&kept) {
+                for &k in ks {
+                    let v = o.draws[k * d + j];
+                    let w = weight(o, k);
+                    let _ = mom.push(w, &[v]);
+                    vals.push(v as f64);
+                    ws.push(w);
+                }
             }
-        }
-        let chains_j: Vec<Vec<f64>> = outs
-            .iter()
-            .zip(&kept)
-            .map(|(o, ks)| ks[ks.len() - min_len..].iter().map(|&k| o.draws[k * d + j] as f64).collect())
-            .collect();
-        let diag = if min_len >= 4 {
-            diagnostics::diagnostics(&chains_j)
-        } else {
-            diagnostics::Diagnostics { rhat: f64::NAN, ess_bulk: f64::NAN, ess_tail: f64::NAN }
-        };
-        params.push(ParamSummary {
-            name: name.clone(),
-            mean: mom.mean(0),
-            sd: mom.variance(0).sqrt(),
-            q05: diagnostics::weighted_quantile(&vals, &ws, 0.05),
-            q50: diagnostics::weighted_quantile(&vals, &ws, 0.5),
-            q95: diagnostics::weighted_quantile(&vals, &ws, 0.95),
-            ess_bulk: diag.ess_bulk,
-            ess_tail: diag.ess_tail,
-            rhat: diag.rhat,
-        });
-    }
-    let test = problem.test.as_ref().map(|t| crate::predict::evaluate(&problem, t, &outs_draws(&outs, &kept, d, &weight))).transpose()?;
+            let chains_j: Vec<Vec<f64>> = outs
+                .iter()
+                .zip(&kept)
+                .map(|(o, ks)| {
+                    ks[ks.len() - min_len..]
+                        .iter()
+                        .map(|&k| o.draws[k * d + j] as f64)
+                        .collect()
+                })
+                .collect();
+            let diag = if min_len >= 4 {
+                diagnostics::diagnostics(&chains_j)
+            } else {
+                diagnostics::Diagnostics {
+                    rhat: f64::NAN,
+                    ess_bulk: f64::NAN,
+                    ess_tail: f64::NAN,
+                }
+            };
+            ParamSummary {
+                name: name.clone(),
+                mean: mom.mean(0),
+                sd: mom.variance(0).sqrt(),
+                q05: diagnostics::weighted_quantile(&vals, &ws, 0.05),
+                q50: diagnostics::weighted_quantile(&vals, &ws, 0.5),
+                q95: diagnostics::weighted_quantile(&vals, &ws, 0.95),
+                ess_bulk: diag.ess_bulk,
+                ess_tail: diag.ess_tail,
+                rhat: diag.rhat,
+            }
+        })
+        .collect();
+    let test = problem
+        .test
+        .as_ref()
+        .map(|t| crate::predict::evaluate(&problem, t, &outs_draws(&outs, &kept, d, &weight)))
+        .transpose()?;
     let summary = Summary {
         model: cfg.model,
         sampler: "sgld".into(),
@@ -553,18 +710,33 @@ pub fn run(cfg: &SampleConfig) -> Result<(Summary, Option<String>), String> {
         test,
     };
     let json = serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?;
-    std::fs::write(cfg.out.join("summary.json"), json + "\n").map_err(|e| format!("cannot write summary.json: {e}"))?;
+    std::fs::write(cfg.out.join("summary.json"), json + "\n")
+        .map_err(|e| format!("cannot write summary.json: {e}"))?;
     print_table(&summary, burn_note.as_deref(), &cfg.out);
     Ok((summary, failure))
 }
 
 /// Up to 1000 pooled draws (evenly spaced) with their weights, for prediction.
-fn outs_draws(outs: &[ChainOut], kept: &[Vec<usize>], d: usize, weight: &dyn Fn(&ChainOut, usize) -> f64) -> Vec<(Vec<f32>, f64)> {
-    let all: Vec<(usize, usize)> = kept.iter().enumerate().flat_map(|(c, ks)| ks.iter().map(move |&k| (c, k))).collect();
+fn outs_draws(
+    outs: &[ChainOut],
+    kept: &[Vec<usize>],
+    d: usize,
+    weight: &dyn Fn(&ChainOut, usize) -> f64,
+) -> Vec<(Vec<f32>, f64)> {
+    let all: Vec<(usize, usize)> = kept
+        .iter()
+        .enumerate()
+        .flat_map(|(c, ks)| ks.iter().map(move |&k| (c, k)))
+        .collect();
     let stride = all.len().div_ceil(1000).max(1);
     all.iter()
         .step_by(stride)
-        .map(|&(c, k)| (outs[c].draws[k * d..(k + 1) * d].to_vec(), weight(&outs[c], k)))
+        .map(|&(c, k)| {
+            (
+                outs[c].draws[k * d..(k + 1) * d].to_vec(),
+                weight(&outs[c], k),
+            )
+        })
         .collect()
 }
 
@@ -584,17 +756,26 @@ fn validate(cfg: &SampleConfig) -> Result<(), String> {
     if !(cfg.alpha.is_finite() && cfg.alpha > 0.0) {
         return Err(format!("--alpha must be finite and > 0, got {}", cfg.alpha));
     }
-    if let BurnIn::Steps(b) = cfg.burn_in {
-        if b >= cfg.steps {
-            return Err(format!("--burn-in {b} leaves no draws of a {}-step run", cfg.steps));
-        }
+    if let BurnIn::Steps(b) = cfg.burn_in
+        && b >= cfg.steps
+    {
+        return Err(format!(
+            "--burn-in {b} leaves no draws of a {}-step run",
+            cfg.steps
+        ));
     }
     Ok(())
 }
 
-fn write_draws(path: &Path, names: &[String], outs: &[ChainOut], kept: &[Vec<usize>]) -> Result<(), String> {
+fn write_draws(
+    path: &Path,
+    names: &[String],
+    outs: &[ChainOut],
+    kept: &[Vec<usize>],
+) -> Result<(), String> {
     let d = names.len();
-    let file = std::fs::File::create(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    let file =
+        std::fs::File::create(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     let mut w = std::io::BufWriter::new(file);
     let io = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
     write!(w, "chain,step,step_size").map_err(io)?;
@@ -616,14 +797,30 @@ fn write_draws(path: &Path, names: &[String], outs: &[ChainOut], kept: &[Vec<usi
 
 fn print_table(s: &Summary, burn_note: Option<&str>, out: &Path) {
     println!(
-        "sgld sample: {:?} model, {} training rows, {} parameters, {} chains x {} steps in {:.2} s ({:.0} steps/s)",
-        s.model, s.n_train, s.dim, s.chains, s.steps, s.seconds, s.steps_per_second
+        "sgld sample: {} model, {} training rows, {} parameters, {} chains x {} steps in {:.2} s ({:.0} steps/s)",
+        format!("{:?}", s.model).to_lowercase(),
+        s.n_train,
+        s.dim,
+        s.chains,
+        s.steps,
+        s.seconds,
+        s.steps_per_second
     );
     if let Some(note) = burn_note {
         println!("{note}");
     }
-    println!("burn-in {} steps; means and sds weighted by {:?}", s.burn_in, s.weighting);
-    println!("{:<16} {:>10} {:>9} {:>10} {:>10} {:>10} {:>9} {:>9} {:>6}", "param", "mean", "sd", "q05", "q50", "q95", "ess_bulk", "ess_tail", "rhat");
+    println!(
+        "burn-in {} steps; means and sds weighted {}",
+        s.burn_in,
+        match s.weighting {
+            Weighting::Step => "by step size (eq. 11)",
+            Weighting::Uniform => "uniformly",
+        }
+    );
+    println!(
+        "{:<16} {:>10} {:>9} {:>10} {:>10} {:>10} {:>9} {:>9} {:>6}",
+        "param", "mean", "sd", "q05", "q50", "q95", "ess_bulk", "ess_tail", "rhat"
+    );
     let show = 30;
     for p in s.params.iter().take(show) {
         println!(
@@ -632,14 +829,28 @@ fn print_table(s: &Summary, burn_note: Option<&str>, out: &Path) {
         );
     }
     if s.params.len() > show {
-        println!("... {} more parameters in {}", s.params.len() - show, out.join("summary.json").display());
+        println!(
+            "... {} more parameters in {}",
+            s.params.len() - show,
+            out.join("summary.json").display()
+        );
     }
     if let Some(t) = &s.test {
         match (t.accuracy, t.rmse) {
-            (Some(a), _) => println!("test: accuracy {a:.4}, log-likelihood per datum {:.4}", t.log_lik_per_datum),
-            (None, Some(r)) => println!("test: rmse {r:.4}, log-likelihood per datum {:.4}", t.log_lik_per_datum),
+            (Some(a), _) => println!(
+                "test: accuracy {a:.4}, log-likelihood per datum {:.4}",
+                t.log_lik_per_datum
+            ),
+            (None, Some(r)) => println!(
+                "test: rmse {r:.4}, log-likelihood per datum {:.4}",
+                t.log_lik_per_datum
+            ),
             _ => println!("test: log-likelihood per datum {:.4}", t.log_lik_per_datum),
         }
     }
-    println!("wrote {} and {}", out.join("draws.csv").display(), out.join("summary.json").display());
+    println!(
+        "wrote {} and {}",
+        out.join("draws.csv").display(),
+        out.join("summary.json").display()
+    );
 }

@@ -62,7 +62,9 @@ pub enum BurnIn {
 fn numbers<const N: usize>(s: &str, what: &str, form: &str) -> Result<[f64; N], String> {
     let parts: Vec<&str> = s.split(',').map(str::trim).collect();
     if parts.len() != N {
-        return Err(format!("{what} needs {N} comma-separated numbers ({form}), got {s:?}"));
+        return Err(format!(
+            "{what} needs {N} comma-separated numbers ({form}), got {s:?}"
+        ));
     }
     let mut out = [0.0; N];
     for (o, p) in out.iter_mut().zip(&parts) {
@@ -76,7 +78,11 @@ fn numbers<const N: usize>(s: &str, what: &str, form: &str) -> Result<[f64; N], 
 }
 
 fn positive(v: f64, what: &str) -> Result<f64, String> {
-    if v > 0.0 { Ok(v) } else { Err(format!("{what} must be > 0, got {v}")) }
+    if v > 0.0 {
+        Ok(v)
+    } else {
+        Err(format!("{what} must be > 0, got {v}"))
+    }
 }
 
 impl FromStr for PriorSpec {
@@ -92,7 +98,9 @@ impl FromStr for PriorSpec {
             }
             "gaussian" => {
                 let [v] = numbers::<1>(rest, "gaussian prior", "gaussian:VAR")?;
-                Ok(PriorSpec::Gaussian(positive(v, "Gaussian prior variance")? as f32))
+                Ok(PriorSpec::Gaussian(
+                    positive(v, "Gaussian prior variance")? as f32
+                ))
             }
             "nig" => {
                 let [v, phi, psi] = numbers::<3>(rest, "nig prior", "nig:V,PHI,PSI")?;
@@ -102,7 +110,9 @@ impl FromStr for PriorSpec {
                     psi: positive(psi, "nig PSI")? as f32,
                 })
             }
-            other => Err(format!("unknown prior {other:?}: use laplace:SCALE, gaussian:VAR or nig:V,PHI,PSI")),
+            other => Err(format!(
+                "unknown prior {other:?}: use laplace:SCALE, gaussian:VAR or nig:V,PHI,PSI"
+            )),
         }
     }
 }
@@ -120,9 +130,9 @@ impl fmt::Display for PriorSpec {
 impl FromStr for StepSpec {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        let (kind, rest) = s
-            .split_once(':')
-            .ok_or_else(|| format!("step size {s:?} must be range:START,END[,GAMMA], poly:A,B,GAMMA or const:EPS"))?;
+        let (kind, rest) = s.split_once(':').ok_or_else(|| {
+            format!("step size {s:?} must be range:START,END[,GAMMA], poly:A,B,GAMMA or const:EPS")
+        })?;
         let spec = match kind {
             "range" => {
                 let n = rest.split(',').count();
@@ -130,7 +140,8 @@ impl FromStr for StepSpec {
                     let [a, b] = numbers::<2>(rest, "range step size", "range:START,END[,GAMMA]")?;
                     (a, b, 0.55)
                 } else {
-                    let [a, b, g] = numbers::<3>(rest, "range step size", "range:START,END[,GAMMA]")?;
+                    let [a, b, g] =
+                        numbers::<3>(rest, "range step size", "range:START,END[,GAMMA]")?;
                     (a, b, g)
                 };
                 StepSpec::Range { start, end, gamma }
@@ -143,10 +154,15 @@ impl FromStr for StepSpec {
                 let [e] = numbers::<1>(rest, "const step size", "const:EPS")?;
                 StepSpec::Const(e)
             }
-            other => return Err(format!("unknown step size {other:?}: use range:, poly: or const:")),
+            other => {
+                return Err(format!(
+                    "unknown step size {other:?}: use range:, poly: or const:"
+                ));
+            }
         };
         // Validate now (with a nominal run length) so a bad value fails at parse time.
-        spec.schedule(1000).map_err(|e| format!("step size {s:?}: {e}"))?;
+        spec.schedule(1000)
+            .map_err(|e| format!("step size {s:?}: {e}"))?;
         Ok(spec)
     }
 }
@@ -183,7 +199,9 @@ impl StepSpec {
     /// The schedule for a run of `steps` steps.
     pub fn schedule(&self, steps: u64) -> Result<StepSchedule, sgld::Error> {
         Ok(match *self {
-            StepSpec::Range { start, end, gamma } => StepSchedule::Poly(Polynomial::from_range(start, end, gamma, steps.max(2))?),
+            StepSpec::Range { start, end, gamma } => {
+                StepSchedule::Poly(Polynomial::from_range(start, end, gamma, steps.max(2))?)
+            }
             StepSpec::Poly { a, b, gamma } => StepSchedule::Poly(Polynomial::new(a, b, gamma)?),
             StepSpec::Const(e) => StepSchedule::Const(Constant::new(e as f32)?),
         })
@@ -208,14 +226,38 @@ mod tests {
 
     #[test]
     fn parses_the_documented_forms() {
-        assert_eq!("laplace:1".parse::<PriorSpec>(), Ok(PriorSpec::Laplace(1.0)));
-        assert_eq!("gaussian:2.5".parse::<PriorSpec>(), Ok(PriorSpec::Gaussian(2.5)));
-        assert_eq!("nig:100,1,1".parse::<PriorSpec>(), Ok(PriorSpec::Nig { v: 100.0, phi: 1.0, psi: 1.0 }));
+        assert_eq!(
+            "laplace:1".parse::<PriorSpec>(),
+            Ok(PriorSpec::Laplace(1.0))
+        );
+        assert_eq!(
+            "gaussian:2.5".parse::<PriorSpec>(),
+            Ok(PriorSpec::Gaussian(2.5))
+        );
+        assert_eq!(
+            "nig:100,1,1".parse::<PriorSpec>(),
+            Ok(PriorSpec::Nig {
+                v: 100.0,
+                phi: 1.0,
+                psi: 1.0
+            })
+        );
         assert_eq!(
             "range:0.01,0.0001".parse::<StepSpec>(),
-            Ok(StepSpec::Range { start: 0.01, end: 0.0001, gamma: 0.55 })
+            Ok(StepSpec::Range {
+                start: 0.01,
+                end: 0.0001,
+                gamma: 0.55
+            })
         );
-        assert_eq!("poly:1,10,0.6".parse::<StepSpec>(), Ok(StepSpec::Poly { a: 1.0, b: 10.0, gamma: 0.6 }));
+        assert_eq!(
+            "poly:1,10,0.6".parse::<StepSpec>(),
+            Ok(StepSpec::Poly {
+                a: 1.0,
+                b: 10.0,
+                gamma: 0.6
+            })
+        );
         assert_eq!("const:1e-3".parse::<StepSpec>(), Ok(StepSpec::Const(1e-3)));
         assert_eq!("auto".parse::<BurnIn>(), Ok(BurnIn::Auto));
         assert_eq!("500".parse::<BurnIn>(), Ok(BurnIn::Steps(500)));
@@ -223,11 +265,26 @@ mod tests {
 
     #[test]
     fn rejects_bad_forms_with_a_reason() {
-        for bad in ["laplace", "laplace:0", "laplace:-1", "gaussian:nan", "nig:1,2", "cauchy:1"] {
+        for bad in [
+            "laplace",
+            "laplace:0",
+            "laplace:-1",
+            "gaussian:nan",
+            "nig:1,2",
+            "cauchy:1",
+        ] {
             let e = bad.parse::<PriorSpec>().unwrap_err();
             assert!(!e.is_empty(), "{bad}");
         }
-        for bad in ["range:1e-4,1e-2", "const:0", "const:-1", "poly:1,0,0.5", "range:a,b", "fixed:1", "const:inf"] {
+        for bad in [
+            "range:1e-4,1e-2",
+            "const:0",
+            "const:-1",
+            "poly:1,0,0.5",
+            "range:a,b",
+            "fixed:1",
+            "const:inf",
+        ] {
             assert!(bad.parse::<StepSpec>().is_err(), "{bad}");
         }
         assert!("-3".parse::<BurnIn>().is_err());

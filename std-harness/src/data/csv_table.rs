@@ -5,20 +5,28 @@ use std::path::Path;
 
 use super::{DataError, Dataset, Features};
 
-/// Reads a headed numeric CSV. `target`: the response column (default: the last column;
-/// `Some("")`: no response, every column is a feature and `y` is empty... see
-/// [`read_columns`] for that case). Errors name the file, the line and what was wrong.
+/// Reads a headed numeric CSV. `target`: the response column (default: the last
+/// column); for data with no response use [`read_columns`]. Errors name the file, the
+/// line and what was wrong.
 pub fn read(path: &Path, target: Option<&str>) -> Result<Dataset, DataError> {
     let (header, rows) = read_columns(path)?;
     let d_all = header.len();
     let t = match target {
         None => d_all - 1,
         Some(name) => header.iter().position(|h| h == name).ok_or_else(|| {
-            DataError::new(path, 1, format!("no column named {name:?} (columns: {})", header.join(", ")))
+            DataError::new(
+                path,
+                1,
+                format!("no column named {name:?} (columns: {})", header.join(", ")),
+            )
         })?,
     };
     if d_all < 2 {
-        return Err(DataError::new(path, 1, "a target column and at least one feature column are needed"));
+        return Err(DataError::new(
+            path,
+            1,
+            "a target column and at least one feature column are needed",
+        ));
     }
     let n = rows.len() / d_all;
     let d = d_all - 1;
@@ -33,8 +41,17 @@ pub fn read(path: &Path, target: Option<&str>) -> Result<Dataset, DataError> {
             }
         }
     }
-    let names = header.iter().enumerate().filter(|&(j, _)| j != t).map(|(_, h)| h.clone()).collect();
-    Ok(Dataset { features: Features::Dense { x, d }, y, names })
+    let names = header
+        .iter()
+        .enumerate()
+        .filter(|&(j, _)| j != t)
+        .map(|(_, h)| h.clone())
+        .collect();
+    Ok(Dataset {
+        features: Features::Dense { x, d },
+        y,
+        names,
+    })
 }
 
 /// Reads a headed numeric CSV into its header and its values (row-major).
@@ -58,17 +75,29 @@ pub fn read_columns(path: &Path) -> Result<(Vec<String>, Vec<f32>), DataError> {
         let rec = rec.map_err(|e| {
             let line = e.position().map_or(k + 2, |p| p.line() as usize);
             match e.kind() {
-                csv::ErrorKind::UnequalLengths { expected_len, len, .. } => {
-                    DataError::new(path, line, format!("{len} columns, expected {expected_len}"))
-                }
+                csv::ErrorKind::UnequalLengths {
+                    expected_len, len, ..
+                } => DataError::new(
+                    path,
+                    line,
+                    format!("{len} columns, expected {expected_len}"),
+                ),
                 _ => DataError::new(path, line, e.to_string()),
             }
         })?;
         let line = rec.position().map_or(k + 2, |p| p.line() as usize);
         for (j, cell) in rec.iter().enumerate() {
-            let v: f32 = cell.parse().ok().filter(|v: &f32| v.is_finite()).ok_or_else(|| {
-                DataError::new(path, line, format!("column {:?}: {cell:?} is not a finite number", header[j]))
-            })?;
+            let v: f32 = cell
+                .parse()
+                .ok()
+                .filter(|v: &f32| v.is_finite())
+                .ok_or_else(|| {
+                    DataError::new(
+                        path,
+                        line,
+                        format!("column {:?}: {cell:?} is not a finite number", header[j]),
+                    )
+                })?;
             values.push(v);
         }
     }

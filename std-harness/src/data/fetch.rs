@@ -35,21 +35,27 @@ pub fn fetch(known: &Known, dir: &Path, mirror: Option<&str>) -> Result<Vec<Stri
         let bytes = download(&url)?;
         let got = hex(&Sha256::digest(&bytes));
         if got != sum {
-            return Err(format!("{rel}: checksum mismatch from {url}: got {got}, expected {sum}"));
+            return Err(format!(
+                "{rel}: checksum mismatch from {url}: got {got}, expected {sum}"
+            ));
         }
         if let Some(parent) = dest.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+            std::fs::create_dir_all(parent)
+                .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
         }
         let tmp = dest.with_extension("part");
         std::fs::write(&tmp, &bytes).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
-        std::fs::rename(&tmp, &dest).map_err(|e| format!("cannot move {} into place: {e}", dest.display()))?;
+        std::fs::rename(&tmp, &dest)
+            .map_err(|e| format!("cannot move {} into place: {e}", dest.display()))?;
         written.push(rel.to_string());
     }
     Ok(written)
 }
 
 fn download(url: &str) -> Result<Vec<u8>, String> {
-    let resp = ureq::get(url).call().map_err(|e| format!("download of {url} failed: {e}"))?;
+    let resp = ureq::get(url)
+        .call()
+        .map_err(|e| format!("download of {url} failed: {e}"))?;
     let mut bytes = Vec::new();
     resp.into_body()
         .into_reader()

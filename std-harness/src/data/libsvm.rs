@@ -11,7 +11,8 @@ use super::{DataError, Dataset, Features};
 /// Reads a LIBSVM file. Errors name the file, the line and what was wrong: a bad token,
 /// index 0, a duplicate or unsorted index, a non-numeric value or label, an empty file.
 pub fn read(path: &Path) -> Result<Dataset, DataError> {
-    let text = std::fs::read_to_string(path).map_err(|e| DataError::new(path, 0, format!("cannot read: {e}")))?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| DataError::new(path, 0, format!("cannot read: {e}")))?;
     parse(path, &text)
 }
 
@@ -35,34 +36,62 @@ pub fn parse(path: &Path, text: &str) -> Result<Dataset, DataError> {
             .parse()
             .ok()
             .filter(|v: &f32| v.is_finite())
-            .ok_or_else(|| DataError::new(path, lineno, format!("label {label_tok:?} is not a number")))?;
+            .ok_or_else(|| {
+                DataError::new(path, lineno, format!("label {label_tok:?} is not a number"))
+            })?;
         y.push(label);
         let mut last = 0u64;
         for tok in tokens {
-            let (i, v) = tok
-                .split_once(':')
-                .ok_or_else(|| DataError::new(path, lineno, format!("token {tok:?} is not index:value")))?;
-            let idx: u64 = i
-                .parse()
-                .map_err(|_| DataError::new(path, lineno, format!("index {i:?} in {tok:?} is not a positive integer")))?;
+            let (i, v) = tok.split_once(':').ok_or_else(|| {
+                DataError::new(path, lineno, format!("token {tok:?} is not index:value"))
+            })?;
+            let idx: u64 = i.parse().map_err(|_| {
+                DataError::new(
+                    path,
+                    lineno,
+                    format!("index {i:?} in {tok:?} is not a positive integer"),
+                )
+            })?;
             if idx == 0 {
-                return Err(DataError::new(path, lineno, format!("index 0 in {tok:?}: LIBSVM indices start at 1")));
+                return Err(DataError::new(
+                    path,
+                    lineno,
+                    format!("index 0 in {tok:?}: LIBSVM indices start at 1"),
+                ));
             }
             if idx > u32::MAX as u64 {
-                return Err(DataError::new(path, lineno, format!("index {idx} is too large")));
+                return Err(DataError::new(
+                    path,
+                    lineno,
+                    format!("index {idx} is too large"),
+                ));
             }
             if idx == last {
-                return Err(DataError::new(path, lineno, format!("duplicate index {idx}")));
+                return Err(DataError::new(
+                    path,
+                    lineno,
+                    format!("duplicate index {idx}"),
+                ));
             }
             if idx < last {
-                return Err(DataError::new(path, lineno, format!("index {idx} after {last}: indices must increase")));
+                return Err(DataError::new(
+                    path,
+                    lineno,
+                    format!("index {idx} after {last}: indices must increase"),
+                ));
             }
             last = idx;
             let val: f32 = v
                 .parse()
                 .ok()
                 .filter(|x: &f32| x.is_finite())
-                .ok_or_else(|| DataError::new(path, lineno, format!("value {v:?} in {tok:?} is not a finite number")))?;
+                .ok_or_else(|| {
+                    DataError::new(
+                        path,
+                        lineno,
+                        format!("value {v:?} in {tok:?} is not a finite number"),
+                    )
+                })?;
             if val != 1.0 {
                 binary = false;
             }
@@ -77,7 +106,11 @@ pub fn parse(path: &Path, text: &str) -> Result<Dataset, DataError> {
     }
     let names = (1..=d).map(|j| j.to_string()).collect();
     let features = if binary {
-        Features::SparseBinary { offsets, indices, d }
+        Features::SparseBinary {
+            offsets,
+            indices,
+            d,
+        }
     } else {
         let mut x = vec![0.0f32; y.len() * d];
         for (i, w) in offsets.windows(2).enumerate() {

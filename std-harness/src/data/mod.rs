@@ -99,10 +99,17 @@ impl Dataset {
         let y = rows.iter().map(|&i| self.y[i]).collect();
         let features = match &self.features {
             Features::Dense { x, d } => Features::Dense {
-                x: rows.iter().flat_map(|&i| x[i * d..(i + 1) * d].iter().copied()).collect(),
+                x: rows
+                    .iter()
+                    .flat_map(|&i| x[i * d..(i + 1) * d].iter().copied())
+                    .collect(),
                 d: *d,
             },
-            Features::SparseBinary { offsets, indices, d } => {
+            Features::SparseBinary {
+                offsets,
+                indices,
+                d,
+            } => {
                 let mut o = Vec::with_capacity(rows.len() + 1);
                 let mut idx = Vec::new();
                 o.push(0);
@@ -110,10 +117,18 @@ impl Dataset {
                     idx.extend_from_slice(&indices[offsets[i]..offsets[i + 1]]);
                     o.push(idx.len());
                 }
-                Features::SparseBinary { offsets: o, indices: idx, d: *d }
+                Features::SparseBinary {
+                    offsets: o,
+                    indices: idx,
+                    d: *d,
+                }
             }
         };
-        Dataset { features, y, names: self.names.clone() }
+        Dataset {
+            features,
+            y,
+            names: self.names.clone(),
+        }
     }
 
     /// Appends a constant feature equal to 1 (a bias), named `bias`.
@@ -132,7 +147,11 @@ impl Dataset {
                 *x = out;
                 *d += 1;
             }
-            Features::SparseBinary { offsets, indices, d } => {
+            Features::SparseBinary {
+                offsets,
+                indices,
+                d,
+            } => {
                 let mut o = Vec::with_capacity(offsets.len());
                 let mut idx = Vec::with_capacity(indices.len() + self.y.len());
                 o.push(0);
@@ -166,12 +185,21 @@ impl Dataset {
                     *d = new_d;
                 }
             }
-            Features::SparseBinary { offsets, indices, d } => {
+            Features::SparseBinary {
+                offsets,
+                indices,
+                d,
+            } => {
                 if new_d < *d {
                     let mut o = vec![0];
                     let mut idx = Vec::with_capacity(indices.len());
                     for w in offsets.windows(2) {
-                        idx.extend(indices[w[0]..w[1]].iter().copied().filter(|&j| (j as usize) < new_d));
+                        idx.extend(
+                            indices[w[0]..w[1]]
+                                .iter()
+                                .copied()
+                                .filter(|&j| (j as usize) < new_d),
+                        );
                         o.push(idx.len());
                     }
                     *offsets = o;
@@ -188,7 +216,11 @@ impl Dataset {
     pub fn dense(&self) -> Vec<f32> {
         match &self.features {
             Features::Dense { x, .. } => x.clone(),
-            Features::SparseBinary { offsets, indices, d } => {
+            Features::SparseBinary {
+                offsets,
+                indices,
+                d,
+            } => {
                 let mut x = vec![0.0; self.len() * d];
                 for (i, w) in offsets.windows(2).enumerate() {
                     for &j in &indices[w[0]..w[1]] {
@@ -202,9 +234,12 @@ impl Dataset {
 }
 
 /// Reads a data file in the given format (`None`: by extension, `.csv` is CSV, anything
-/// else LIBSVM). `target` names the CSV response column (default: the last column;
-/// `Some("")` for a file with no response, such as the mixture's one-column data).
-pub fn load(path: &Path, format: Option<Format>, target: Option<&str>) -> Result<Dataset, DataError> {
+/// else LIBSVM). `target` names the CSV response column (default: the last column).
+pub fn load(
+    path: &Path,
+    format: Option<Format>,
+    target: Option<&str>,
+) -> Result<Dataset, DataError> {
     let format = format.unwrap_or_else(|| Format::from_path(path));
     match format {
         Format::Libsvm => libsvm::read(path),
@@ -233,6 +268,9 @@ impl Format {
 
 /// The data directory: `--data-dir`, else `SGLD_DATA_DIR`, else none.
 pub fn data_dir(flag: Option<&Path>) -> Option<PathBuf> {
-    flag.map(Path::to_path_buf)
-        .or_else(|| std::env::var_os("SGLD_DATA_DIR").filter(|v| !v.is_empty()).map(PathBuf::from))
+    flag.map(Path::to_path_buf).or_else(|| {
+        std::env::var_os("SGLD_DATA_DIR")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    })
 }

@@ -28,20 +28,90 @@ const UCI_PUBLISHED: &str = "UCI regression benchmarks with the PBP splits: gith
 
 /// Every known data set.
 pub const KNOWN: &[Known] = &[
-    Known { name: "a9a", dir: "a9a", what: "LIBSVM a9a (UCI Adult, 123 binary features), train + test", published: "LIBSVM binary data sets: www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/binary.html (a9a, a9a.t)" },
-    Known { name: "boston_housing", dir: "boston_housing", what: "Boston housing, 506 x 14 CSV", published: "scikit-learn 1.1.3 wheel, sklearn/datasets/data/boston_house_prices.csv (header re-written)" },
-    Known { name: "bank_marketing", dir: "bank_marketing", what: "bank marketing: Kaggle bank.csv (11162 rows) and UCI bank-full (45211 rows)", published: "UCI Bank Marketing (id 222); Kaggle janiobachmann/bank-marketing-dataset" },
-    Known { name: "eeg_eye_state", dir: "eeg_eye_state", what: "UCI EEG Eye State, 14 channels x 14980 samples", published: "UCI EEG Eye State (header re-written to the UCI channel names)" },
-    Known { name: "meg_substitute_kit", dir: "meg_substitute_kit", what: "2 s of KIT MEG, 157 channels x 2000 samples (fT)", published: "MNE-Python test data mne/io/kit/tests/data/test.sqd, converted with mne 1.13.2" },
-    Known { name: "uci-bostonHousing", dir: "uci_pbp/bostonHousing", what: "Boston housing with 20 PBP splits", published: UCI_PUBLISHED },
-    Known { name: "uci-concrete", dir: "uci_pbp/concrete", what: "concrete strength with 20 PBP splits", published: UCI_PUBLISHED },
-    Known { name: "uci-energy", dir: "uci_pbp/energy", what: "energy efficiency with 20 PBP splits", published: UCI_PUBLISHED },
-    Known { name: "uci-kin8nm", dir: "uci_pbp/kin8nm", what: "kin8nm with 20 PBP splits", published: UCI_PUBLISHED },
-    Known { name: "uci-naval-propulsion-plant", dir: "uci_pbp/naval-propulsion-plant", what: "naval propulsion with 20 PBP splits", published: UCI_PUBLISHED },
-    Known { name: "uci-power-plant", dir: "uci_pbp/power-plant", what: "combined cycle power plant with 20 PBP splits", published: UCI_PUBLISHED },
-    Known { name: "uci-protein-tertiary-structure", dir: "uci_pbp/protein-tertiary-structure", what: "protein structure with 5 PBP splits", published: UCI_PUBLISHED },
-    Known { name: "uci-wine-quality-red", dir: "uci_pbp/wine-quality-red", what: "red wine quality with 20 PBP splits", published: UCI_PUBLISHED },
-    Known { name: "uci-yacht", dir: "uci_pbp/yacht", what: "yacht hydrodynamics with 20 PBP splits", published: UCI_PUBLISHED },
+    Known {
+        name: "a9a",
+        dir: "a9a",
+        what: "LIBSVM a9a (UCI Adult, 123 binary features), train + test",
+        published: "LIBSVM binary data sets: www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/binary.html (a9a, a9a.t)",
+    },
+    Known {
+        name: "boston_housing",
+        dir: "boston_housing",
+        what: "Boston housing, 506 x 14 CSV",
+        published: "scikit-learn 1.1.3 wheel, sklearn/datasets/data/boston_house_prices.csv (header re-written)",
+    },
+    Known {
+        name: "bank_marketing",
+        dir: "bank_marketing",
+        what: "bank marketing: Kaggle bank.csv (11162 rows) and UCI bank-full (45211 rows)",
+        published: "UCI Bank Marketing (id 222); Kaggle janiobachmann/bank-marketing-dataset",
+    },
+    Known {
+        name: "eeg_eye_state",
+        dir: "eeg_eye_state",
+        what: "UCI EEG Eye State, 14 channels x 14980 samples",
+        published: "UCI EEG Eye State (header re-written to the UCI channel names)",
+    },
+    Known {
+        name: "meg_substitute_kit",
+        dir: "meg_substitute_kit",
+        what: "2 s of KIT MEG, 157 channels x 2000 samples (fT)",
+        published: "MNE-Python test data mne/io/kit/tests/data/test.sqd, converted with mne 1.13.2",
+    },
+    Known {
+        name: "uci-bostonHousing",
+        dir: "uci_pbp/bostonHousing",
+        what: "Boston housing with 20 PBP splits",
+        published: UCI_PUBLISHED,
+    },
+    Known {
+        name: "uci-concrete",
+        dir: "uci_pbp/concrete",
+        what: "concrete strength with 20 PBP splits",
+        published: UCI_PUBLISHED,
+    },
+    Known {
+        name: "uci-energy",
+        dir: "uci_pbp/energy",
+        what: "energy efficiency with 20 PBP splits",
+        published: UCI_PUBLISHED,
+    },
+    Known {
+        name: "uci-kin8nm",
+        dir: "uci_pbp/kin8nm",
+        what: "kin8nm with 20 PBP splits",
+        published: UCI_PUBLISHED,
+    },
+    Known {
+        name: "uci-naval-propulsion-plant",
+        dir: "uci_pbp/naval-propulsion-plant",
+        what: "naval propulsion with 20 PBP splits",
+        published: UCI_PUBLISHED,
+    },
+    Known {
+        name: "uci-power-plant",
+        dir: "uci_pbp/power-plant",
+        what: "combined cycle power plant with 20 PBP splits",
+        published: UCI_PUBLISHED,
+    },
+    Known {
+        name: "uci-protein-tertiary-structure",
+        dir: "uci_pbp/protein-tertiary-structure",
+        what: "protein structure with 5 PBP splits",
+        published: UCI_PUBLISHED,
+    },
+    Known {
+        name: "uci-wine-quality-red",
+        dir: "uci_pbp/wine-quality-red",
+        what: "red wine quality with 20 PBP splits",
+        published: UCI_PUBLISHED,
+    },
+    Known {
+        name: "uci-yacht",
+        dir: "uci_pbp/yacht",
+        what: "yacht hydrodynamics with 20 PBP splits",
+        published: UCI_PUBLISHED,
+    },
 ];
 
 impl Known {
@@ -53,7 +123,8 @@ impl Known {
     /// `(relative path, sha256)` of each of its files.
     pub fn files(&self) -> impl Iterator<Item = (&'static str, &'static str)> + '_ {
         SUMS.iter().copied().filter(move |(p, _)| {
-            p.strip_prefix(self.dir).is_some_and(|rest| rest.starts_with('/') && !rest[1..].contains('/'))
+            p.strip_prefix(self.dir)
+                .is_some_and(|rest| rest.starts_with('/') && !rest[1..].contains('/'))
         })
     }
 
@@ -108,9 +179,17 @@ pub fn status(known: &Known, dir: &Path) -> Status {
         let p = dir.join(rel);
         match sha256_file(&p) {
             Err(_) => absent += 1,
-            Ok(h) if h != sum => return Status::Corrupt { file: rel.to_string() },
+            Ok(h) if h != sum => {
+                return Status::Corrupt {
+                    file: rel.to_string(),
+                };
+            }
             Ok(_) => {}
         }
     }
-    if absent == 0 { Status::Present } else { Status::Missing { absent, total } }
+    if absent == 0 {
+        Status::Present
+    } else {
+        Status::Missing { absent, total }
+    }
 }

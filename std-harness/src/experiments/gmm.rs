@@ -6,11 +6,11 @@
 use std::fmt::Write as _;
 
 use rand_core::{Rng, SeedableRng};
+use sgld::Sgld;
 use sgld::gradient::{GradientEstimator, MiniBatch, sample_batch};
 use sgld::models::{Model, TiedMixture};
 use sgld::noise::{DefaultRng, fill_normal};
 use sgld::schedule::{Polynomial, Schedule};
-use sgld::Sgld;
 
 use super::Context;
 use crate::plot::{self, Heat, Panel, Series};
@@ -57,13 +57,17 @@ fn cell(t1: f64, t2: f64) -> Option<usize> {
     let (x0, x1, y0, y1, k) = GRID;
     let c = ((t1 - x0) / (x1 - x0) * k as f64).floor();
     let r = ((t2 - y0) / (y1 - y0) * k as f64).floor();
-    (c >= 0.0 && r >= 0.0 && (c as usize) < k && (r as usize) < k).then(|| r as usize * k + c as usize)
+    (c >= 0.0 && r >= 0.0 && (c as usize) < k && (r as usize) < k)
+        .then(|| r as usize * k + c as usize)
 }
 
 fn centre(i: usize) -> (f64, f64) {
     let (x0, x1, y0, y1, k) = GRID;
     let (r, c) = (i / k, i % k);
-    (x0 + (c as f64 + 0.5) * (x1 - x0) / k as f64, y0 + (r as f64 + 0.5) * (y1 - y0) / k as f64)
+    (
+        x0 + (c as f64 + 0.5) * (x1 - x0) / k as f64,
+        y0 + (r as f64 + 0.5) * (y1 - y0) / k as f64,
+    )
 }
 
 /// Which paper mode a point is nearer to.
@@ -119,8 +123,15 @@ pub fn run(ctx: &Context) -> Result<(), String> {
                 *g = [0.0; 2];
                 model.add_log_lik_grad(state.theta(), &[i], g);
             }
-            let mean: [f64; 2] = [0, 1].map(|j| per_datum.iter().map(|g| g[j] as f64).sum::<f64>() / N as f64);
-            let var: [f64; 2] = [0, 1].map(|j| per_datum.iter().map(|g| (g[j] as f64 - mean[j]).powi(2)).sum::<f64>() / N as f64);
+            let mean: [f64; 2] =
+                [0, 1].map(|j| per_datum.iter().map(|g| g[j] as f64).sum::<f64>() / N as f64);
+            let var: [f64; 2] = [0, 1].map(|j| {
+                per_datum
+                    .iter()
+                    .map(|g| (g[j] as f64 - mean[j]).powi(2))
+                    .sum::<f64>()
+                    / N as f64
+            });
             let h = eps as f64 / 2.0;
             log_t.push((t + 1) as f64);
             sg1.push(h * h * (N * N) as f64 * var[0]);
@@ -132,7 +143,9 @@ pub fn run(ctx: &Context) -> Result<(), String> {
             next_log = ((next_log as f64) * 1.05).ceil() as u64 + 1;
         }
         sample_batch(&mut rng, N, &mut batch).map_err(|e| e.to_string())?;
-        let info = Sgld::new().step(&mut state, &est, &batch, eps, &mut rng).map_err(|e| e.to_string())?;
+        let info = Sgld::new()
+            .step(&mut state, &est, &batch, eps, &mut rng)
+            .map_err(|e| e.to_string())?;
         if info.non_finite {
             return Err(format!("the chain went non-finite at step {}", t + 1));
         }
@@ -175,11 +188,26 @@ pub fn run(ctx: &Context) -> Result<(), String> {
         ny: k,
         labels: ("theta1".into(), "theta2".into()),
     };
-    plot::heat_maps(&ctx.out.join("figure1"), &[heat("True posterior (grid)", &exact), heat("SGLD estimate (step-size weighted)", &sgld_p)])?;
+    plot::heat_maps(
+        &ctx.out.join("figure1"),
+        &[
+            heat("True posterior (grid)", &exact),
+            heat("SGLD estimate (step-size weighted)", &sgld_p),
+        ],
+    )?;
     let centres: Vec<(f64, f64)> = (0..k * k).map(centre).collect();
     let c1: Vec<f64> = centres.iter().map(|c| c.0).collect();
     let c2: Vec<f64> = centres.iter().map(|c| c.1).collect();
-    plot::write_csv(&ctx.out.join("figure1.csv"), &[("theta1", &c1), ("theta2", &c2), ("exact", &exact), ("sgld", &sgld_p), ("exact_samples", &iid)])?;
+    plot::write_csv(
+        &ctx.out.join("figure1.csv"),
+        &[
+            ("theta1", &c1),
+            ("theta2", &c2),
+            ("exact", &exact),
+            ("sgld", &sgld_p),
+            ("exact_samples", &iid),
+        ],
+    )?;
     plot::line_chart(
         &ctx.out.join("figure2_left"),
         &[Panel {
@@ -189,13 +217,37 @@ pub fn run(ctx: &Context) -> Result<(), String> {
             log_x: true,
             log_y: true,
             series: vec![
-                Series { label: "stochastic gradient noise, theta1".into(), x: log_t.clone(), y: sg1.clone(), ..Series::default() },
-                Series { label: "stochastic gradient noise, theta2".into(), x: log_t.clone(), y: sg2.clone(), ..Series::default() },
-                Series { label: "injected noise".into(), x: log_t.clone(), y: inj.clone(), thick: true, ..Series::default() },
+                Series {
+                    label: "stochastic gradient noise, theta1".into(),
+                    x: log_t.clone(),
+                    y: sg1.clone(),
+                    ..Series::default()
+                },
+                Series {
+                    label: "stochastic gradient noise, theta2".into(),
+                    x: log_t.clone(),
+                    y: sg2.clone(),
+                    ..Series::default()
+                },
+                Series {
+                    label: "injected noise".into(),
+                    x: log_t.clone(),
+                    y: inj.clone(),
+                    thick: true,
+                    ..Series::default()
+                },
             ],
         }],
     )?;
-    plot::write_csv(&ctx.out.join("figure2_left.csv"), &[("iteration", &log_t), ("sg_noise_var_theta1", &sg1), ("sg_noise_var_theta2", &sg2), ("injected_noise_var", &inj)])?;
+    plot::write_csv(
+        &ctx.out.join("figure2_left.csv"),
+        &[
+            ("iteration", &log_t),
+            ("sg_noise_var_theta1", &sg1),
+            ("sg_noise_var_theta2", &sg2),
+            ("injected_noise_var", &inj),
+        ],
+    )?;
 
     // --- Figure 2 right: the rejection probability of the Langevin proposal, step sizes
     // decreasing exponentially from 1e-2 to 1e-8, averaged per sweep.
@@ -214,16 +266,22 @@ pub fn run(ctx: &Context) -> Result<(), String> {
         let eps = 1e-2 * (ln_ratio * t as f64 / (rej_steps - 1) as f64).exp();
         let before = [st.theta()[0], st.theta()[1]];
         sample_batch(&mut rng, N, &mut batch).map_err(|e| e.to_string())?;
-        Sgld::new().step(&mut st, &est, &batch, eps as f32, &mut rng).map_err(|e| e.to_string())?;
+        Sgld::new()
+            .step(&mut st, &est, &batch, eps as f32, &mut rng)
+            .map_err(|e| e.to_string())?;
         let after = [st.theta()[0], st.theta()[1]];
         let (mut g0, mut g1) = ([0.0f32; 2], [0.0f32; 2]);
         full(&before, &mut g0);
         full(&after, &mut g1);
         // log q(b|a) = −|b − a − (ε/2)g(a)|²/(2ε) + const
         let lq = |b: &[f32; 2], a: &[f32; 2], g: &[f32; 2]| {
-            -(0..2).map(|j| (b[j] as f64 - a[j] as f64 - 0.5 * eps * g[j] as f64).powi(2)).sum::<f64>() / (2.0 * eps)
+            -(0..2)
+                .map(|j| (b[j] as f64 - a[j] as f64 - 0.5 * eps * g[j] as f64).powi(2))
+                .sum::<f64>()
+                / (2.0 * eps)
         };
-        let log_a = log_post(&after) - log_post(&before) + lq(&before, &after, &g1) - lq(&after, &before, &g0);
+        let log_a = log_post(&after) - log_post(&before) + lq(&before, &after, &g1)
+            - lq(&after, &before, &g0);
         acc_rej += 1.0 - log_a.min(0.0).exp();
         acc_eps += eps;
         if (t + 1) % N as u64 == 0 {
@@ -241,13 +299,33 @@ pub fn run(ctx: &Context) -> Result<(), String> {
             y_label: "average rejection probability per sweep".into(),
             log_x: true,
             log_y: false,
-            series: vec![Series { label: String::new(), x: sweep_eps.clone(), y: sweep_rej.clone(), ..Series::default() }],
+            series: vec![Series {
+                label: String::new(),
+                x: sweep_eps.clone(),
+                y: sweep_rej.clone(),
+                ..Series::default()
+            }],
         }],
     )?;
-    plot::write_csv(&ctx.out.join("figure2_right.csv"), &[("step_size", &sweep_eps), ("rejection_probability", &sweep_rej)])?;
+    plot::write_csv(
+        &ctx.out.join("figure2_right.csv"),
+        &[
+            ("step_size", &sweep_eps),
+            ("rejection_probability", &sweep_rej),
+        ],
+    )?;
     let rej_at = |target: f64| {
-        let i = sweep_eps.iter().enumerate().min_by(|a, b| (a.1.ln() - target.ln()).abs().total_cmp(&(b.1.ln() - target.ln()).abs())).map(|p| p.0);
-        i.map(|i| (sweep_eps[i], sweep_rej[i])).unwrap_or((f64::NAN, f64::NAN))
+        let i = sweep_eps
+            .iter()
+            .enumerate()
+            .min_by(|a, b| {
+                (a.1.ln() - target.ln())
+                    .abs()
+                    .total_cmp(&(b.1.ln() - target.ln()).abs())
+            })
+            .map(|p| p.0);
+        i.map(|i| (sweep_eps[i], sweep_rej[i]))
+            .unwrap_or((f64::NAN, f64::NAN))
     };
 
     // Posterior moments from the kept draws (step-size weighted).
@@ -258,23 +336,52 @@ pub fn run(ctx: &Context) -> Result<(), String> {
     let ex2: f64 = exact.iter().enumerate().map(|(i, p)| centre(i).1 * p).sum();
 
     let mut r = String::new();
-    let _ = writeln!(r, "# §5.1 Mixture of Gaussians (Welling & Teh 2011, Figures 1 and 2)\n");
+    let _ = writeln!(
+        r,
+        "# §5.1 Mixture of Gaussians (Welling & Teh 2011, Figures 1 and 2)\n"
+    );
     let _ = writeln!(
         r,
         "Setting: {N} points drawn with θ₁ = 0, θ₂ = 1 (σ₁² = 10, σ₂² = 1, σₓ² = 2); batch size 1; {sweeps} sweeps ({steps} steps); \
          ε from 0.01 to 0.0001 with γ = 0.55; the first {burn} steps discarded; seed {}.{}\n",
         ctx.seed,
-        if ctx.quick { " **Quick run: fewer sweeps than the paper.**" } else { "" }
+        if ctx.quick {
+            " **Quick run: fewer sweeps than the paper.**"
+        } else {
+            ""
+        }
     );
     let _ = writeln!(r, "## Figure 1: true and estimated posterior\n");
     let _ = writeln!(r, "![Figure 1](figure1.png)\n");
-    let _ = writeln!(r, "Both on a {k}×{k} grid over θ₁ ∈ [{}, {}], θ₂ ∈ [{}, {}].\n", GRID.0, GRID.1, GRID.2, GRID.3);
-    let _ = writeln!(r, "| | total-variation distance to the exact grid posterior | mass nearer (0, 1) | mass nearer (1, −1) |");
+    let _ = writeln!(
+        r,
+        "Both on a {k}×{k} grid over θ₁ ∈ [{}, {}], θ₂ ∈ [{}, {}].\n",
+        GRID.0, GRID.1, GRID.2, GRID.3
+    );
+    let _ = writeln!(
+        r,
+        "| | total-variation distance to the exact grid posterior | mass nearer (0, 1) | mass nearer (1, −1) |"
+    );
     let _ = writeln!(r, "|---|---|---|---|");
-    let _ = writeln!(r, "| exact (grid) | 0 | {:.3} | {:.3} |", m_exact[0], m_exact[1]);
-    let _ = writeln!(r, "| SGLD, {kept} draws, step-size weighted | {tv_sgld:.4} | {:.3} | {:.3} |", m_sgld[0], m_sgld[1]);
-    let _ = writeln!(r, "| exact samples, same number | {tv_iid:.4} | {:.3} | {:.3} |", m_iid[0], m_iid[1]);
-    let _ = writeln!(r, "\nPosterior mean: SGLD (θ₁, θ₂) = ({m1:.3}, {m2:.3}); exact grid ({ex1:.3}, {ex2:.3}).\n");
+    let _ = writeln!(
+        r,
+        "| exact (grid) | 0 | {:.3} | {:.3} |",
+        m_exact[0], m_exact[1]
+    );
+    let _ = writeln!(
+        r,
+        "| SGLD, {kept} draws, step-size weighted | {tv_sgld:.4} | {:.3} | {:.3} |",
+        m_sgld[0], m_sgld[1]
+    );
+    let _ = writeln!(
+        r,
+        "| exact samples, same number | {tv_iid:.4} | {:.3} | {:.3} |",
+        m_iid[0], m_iid[1]
+    );
+    let _ = writeln!(
+        r,
+        "\nPosterior mean: SGLD (θ₁, θ₂) = ({m1:.3}, {m2:.3}); exact grid ({ex1:.3}, {ex2:.3}).\n"
+    );
     let _ = writeln!(
         r,
         "The paper gives no number for Figure 1; it states that \"the estimated posterior distribution is very accurate\". \
@@ -293,10 +400,16 @@ pub fn run(ctx: &Context) -> Result<(), String> {
             );
         }
         None => {
-            let _ = writeln!(r, "The stochastic-gradient noise stayed above the injected noise for the whole run.\n");
+            let _ = writeln!(
+                r,
+                "The stochastic-gradient noise stayed above the injected noise for the whole run.\n"
+            );
         }
     }
-    let _ = writeln!(r, "## Figure 2 (right): rejection probability against step size\n");
+    let _ = writeln!(
+        r,
+        "## Figure 2 (right): rejection probability against step size\n"
+    );
     let _ = writeln!(r, "![Figure 2 right](figure2_right.png)\n");
     let _ = writeln!(
         r,
@@ -304,13 +417,20 @@ pub fn run(ctx: &Context) -> Result<(), String> {
          rejection probability 1 − min(1, p(θ′|X) q(θ|θ′) / p(θ|X) q(θ′|θ)) of the Langevin proposal q(·|θ) = N(θ + ε/2·∇log p(θ|X), εI) \
          (full-data gradient) is averaged per sweep.\n"
     );
-    let _ = writeln!(r, "| step size | average rejection probability |\n|---|---|");
+    let _ = writeln!(
+        r,
+        "| step size | average rejection probability |\n|---|---|"
+    );
     for target in [1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8] {
         let (e, p) = rej_at(target);
         let _ = writeln!(r, "| {e:.1e} | {p:.2e} |");
     }
-    let _ = writeln!(r, "\nThe paper shows this only as a figure: the rejection probability decreasing to zero as the step size decreases.");
-    std::fs::write(ctx.out.join("report.md"), r).map_err(|e| format!("cannot write report.md: {e}"))?;
+    let _ = writeln!(
+        r,
+        "\nThe paper shows this only as a figure: the rejection probability decreasing to zero as the step size decreases."
+    );
+    std::fs::write(ctx.out.join("report.md"), r)
+        .map_err(|e| format!("cannot write report.md: {e}"))?;
     println!(
         "gmm: TV(SGLD, exact) = {tv_sgld:.4} (exact samples of the same size: {tv_iid:.4}); mass near (0,1) / (1,-1): SGLD {:.3} / {:.3}, exact {:.3} / {:.3}",
         m_sgld[0], m_sgld[1], m_exact[0], m_exact[1]

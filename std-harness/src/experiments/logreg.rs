@@ -6,11 +6,11 @@ use std::fmt::Write as _;
 
 use rand_core::{Rng, SeedableRng};
 use rayon::prelude::*;
+use sgld::Sgld;
 use sgld::gradient::{MiniBatch, sample_batch};
 use sgld::models::{Laplace, LogisticSparse, Model, SparseRows};
 use sgld::noise::DefaultRng;
 use sgld::schedule::{Polynomial, Schedule};
-use sgld::Sgld;
 
 use super::Context;
 use crate::data::{Dataset, Features, libsvm};
@@ -29,12 +29,22 @@ struct RunOut {
 
 fn sparse(d: &Dataset) -> Result<(&[usize], &[u32], usize), String> {
     match &d.features {
-        Features::SparseBinary { offsets, indices, d } => Ok((offsets, indices, *d)),
+        Features::SparseBinary {
+            offsets,
+            indices,
+            d,
+        } => Ok((offsets, indices, *d)),
         Features::Dense { .. } => Err("a9a should be sparse binary".into()),
     }
 }
 
-fn one_run(data: &Dataset, run: u64, seed: u64, sweeps: f64, evals_per_sweep: usize) -> Result<RunOut, String> {
+fn one_run(
+    data: &Dataset,
+    run: u64,
+    seed: u64,
+    sweeps: f64,
+    evals_per_sweep: usize,
+) -> Result<RunOut, String> {
     let n = data.len();
     let mut rng = DefaultRng::seed_from_u64(chain_seed(seed, run));
     // A fresh random 80/20 split (Fisher–Yates).
@@ -48,7 +58,12 @@ fn one_run(data: &Dataset, run: u64, seed: u64, sweeps: f64, evals_per_sweep: us
     let test = data.subset(&perm[n_train..]);
     let (o, idx, d) = sparse(&train)?;
     let rows = SparseRows::new(o, idx, d).map_err(|e| e.to_string())?;
-    let model = LogisticSparse::new(rows, &train.y, Laplace::new(1.0).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+    let model = LogisticSparse::new(
+        rows,
+        &train.y,
+        Laplace::new(1.0).map_err(|e| e.to_string())?,
+    )
+    .map_err(|e| e.to_string())?;
     let (to, tidx, _) = sparse(&test)?;
     let test_rows = SparseRows::new(to, tidx, d).map_err(|e| e.to_string())?;
     let est = MiniBatch::new(&model);
@@ -61,7 +76,10 @@ fn one_run(data: &Dataset, run: u64, seed: u64, sweeps: f64, evals_per_sweep: us
     let mut batch = [0usize; BATCH];
     let every = (steps_per_sweep / evals_per_sweep).max(1) as u64;
     let all: Vec<usize> = (0..n_train).collect();
-    let mut out = RunOut { log_joint: vec![], accuracy: vec![] };
+    let mut out = RunOut {
+        log_joint: vec![],
+        accuracy: vec![],
+    };
     let eval = |th: &[f32], out: &mut RunOut| {
         let lj = (model.log_prior(th) + model.log_lik(th, &all)) / n_train as f64;
         let correct = (0..test.len())
@@ -76,7 +94,9 @@ fn one_run(data: &Dataset, run: u64, seed: u64, sweeps: f64, evals_per_sweep: us
     eval(state.theta(), &mut out);
     for t in 0..steps {
         sample_batch(&mut rng, n_train, &mut batch).map_err(|e| e.to_string())?;
-        let info = Sgld::new().step(&mut state, &est, &batch, schedule.step_size(t), &mut rng).map_err(|e| e.to_string())?;
+        let info = Sgld::new()
+            .step(&mut state, &est, &batch, schedule.step_size(t), &mut rng)
+            .map_err(|e| e.to_string())?;
         if info.non_finite {
             return Err(format!("run {run}: non-finite step {}", t + 1));
         }
@@ -90,7 +110,11 @@ fn one_run(data: &Dataset, run: u64, seed: u64, sweeps: f64, evals_per_sweep: us
 fn mean_sd(rows: &[&Vec<f64>], k: usize) -> (f64, f64) {
     let v: Vec<f64> = rows.iter().filter_map(|r| r.get(k).copied()).collect();
     let m = v.iter().sum::<f64>() / v.len() as f64;
-    let s = if v.len() > 1 { (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64).sqrt() } else { 0.0 };
+    let s = if v.len() > 1 {
+        (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64).sqrt()
+    } else {
+        0.0
+    };
     (m, s)
 }
 
@@ -104,9 +128,16 @@ pub fn run(ctx: &Context) -> Result<(), String> {
     if !labels_ok {
         return Err(format!("{}: labels must be ±1", path.display()));
     }
-    let (runs, sweeps, evals) = if ctx.quick { (4u64, 2.0, 5usize) } else { (50u64, 10.0, 10usize) };
+    let (runs, sweeps, evals) = if ctx.quick {
+        (4u64, 2.0, 5usize)
+    } else {
+        (50u64, 10.0, 10usize)
+    };
     let started = std::time::Instant::now();
-    let outs: Vec<RunOut> = (0..runs).into_par_iter().map(|r| one_run(&data, r, ctx.seed, sweeps, evals)).collect::<Result<_, _>>()?;
+    let outs: Vec<RunOut> = (0..runs)
+        .into_par_iter()
+        .map(|r| one_run(&data, r, ctx.seed, sweeps, evals))
+        .collect::<Result<_, _>>()?;
     let seconds = started.elapsed().as_secs_f64();
     let len = outs.iter().map(|o| o.accuracy.len()).min().unwrap_or(0);
     let x: Vec<f64> = (0..len).map(|k| k as f64 / evals as f64).collect();
@@ -114,7 +145,12 @@ pub fn run(ctx: &Context) -> Result<(), String> {
     let acc: Vec<&Vec<f64>> = outs.iter().map(|o| &o.accuracy).collect();
     let (ljm, ljs): (Vec<f64>, Vec<f64>) = (0..len).map(|k| mean_sd(&lj, k)).unzip();
     let (am, asd): (Vec<f64>, Vec<f64>) = (0..len).map(|k| mean_sd(&acc, k)).unzip();
-    let band = |m: &[f64], s: &[f64]| (m.iter().zip(s).map(|(a, b)| a - b).collect(), m.iter().zip(s).map(|(a, b)| a + b).collect());
+    let band = |m: &[f64], s: &[f64]| {
+        (
+            m.iter().zip(s).map(|(a, b)| a - b).collect(),
+            m.iter().zip(s).map(|(a, b)| a + b).collect(),
+        )
+    };
     // Start the log-joint panel after the first evaluation: θ = 0 dwarfs the scale.
     let from = 1.min(len);
     let final_acc = am.last().copied().unwrap_or(f64::NAN);
@@ -139,8 +175,20 @@ pub fn run(ctx: &Context) -> Result<(), String> {
                 x_label: "sweeps through the data".into(),
                 y_label: "accuracy".into(),
                 series: vec![
-                    Series { label: format!("mean ± 1 sd over {runs} runs"), x: x[from..].to_vec(), y: am[from..].to_vec(), band: Some(band(&am[from..], &asd[from..])), ..Series::default() },
-                    Series { label: format!("after {sweeps} sweeps"), x: x.clone(), y: vec![final_acc], reference: true, ..Series::default() },
+                    Series {
+                        label: format!("mean ± 1 sd over {runs} runs"),
+                        x: x[from..].to_vec(),
+                        y: am[from..].to_vec(),
+                        band: Some(band(&am[from..], &asd[from..])),
+                        ..Series::default()
+                    },
+                    Series {
+                        label: format!("after {sweeps} sweeps"),
+                        x: x.clone(),
+                        y: vec![final_acc],
+                        reference: true,
+                        ..Series::default()
+                    },
                 ],
                 ..Panel::default()
             },
@@ -148,7 +196,13 @@ pub fn run(ctx: &Context) -> Result<(), String> {
     )?;
     plot::write_csv(
         &ctx.out.join("figure3.csv"),
-        &[("sweeps", &x), ("log_joint_per_datum_mean", &ljm), ("log_joint_per_datum_sd", &ljs), ("test_accuracy_mean", &am), ("test_accuracy_sd", &asd)],
+        &[
+            ("sweeps", &x),
+            ("log_joint_per_datum_mean", &ljm),
+            ("log_joint_per_datum_sd", &ljs),
+            ("test_accuracy_mean", &am),
+            ("test_accuracy_sd", &asd),
+        ],
     )?;
     let at = |s: f64| {
         let k = ((s * evals as f64).round() as usize).min(len.saturating_sub(1));
@@ -158,7 +212,10 @@ pub fn run(ctx: &Context) -> Result<(), String> {
     let (a10, s10, l10, ls10) = at(sweeps);
     let n_train = data.len() * 8 / 10;
     let mut r = String::new();
-    let _ = writeln!(r, "# §5.2 Logistic regression on a9a (Welling & Teh 2011, Figure 3)\n");
+    let _ = writeln!(
+        r,
+        "# §5.2 Logistic regression on a9a (Welling & Teh 2011, Figure 3)\n"
+    );
     let _ = writeln!(
         r,
         "Setting: a9a ({} rows, 123 binary features plus a bias), Laplace prior of scale 1, batch size {BATCH}; {runs} runs, each on a fresh \
@@ -168,19 +225,35 @@ pub fn run(ctx: &Context) -> Result<(), String> {
         data.len(),
         n_train / BATCH,
         ctx.seed,
-        if ctx.quick { " **Quick run: fewer runs and sweeps than the paper.**" } else { "" }
+        if ctx.quick {
+            " **Quick run: fewer runs and sweeps than the paper.**"
+        } else {
+            ""
+        }
     );
     let _ = writeln!(r, "![Figure 3](figure3.png)\n");
-    let _ = writeln!(r, "| | after 1 sweep | after {sweeps} sweeps |\n|---|---|---|");
-    let _ = writeln!(r, "| test accuracy (mean ± sd over runs) | {a1:.4} ± {s1:.4} | {a10:.4} ± {s10:.4} |");
-    let _ = writeln!(r, "| log joint probability per datum | {l1:.4} ± {ls1:.4} | {l10:.4} ± {ls10:.4} |");
+    let _ = writeln!(
+        r,
+        "| | after 1 sweep | after {sweeps} sweeps |\n|---|---|---|"
+    );
+    let _ = writeln!(
+        r,
+        "| test accuracy (mean ± sd over runs) | {a1:.4} ± {s1:.4} | {a10:.4} ± {s10:.4} |"
+    );
+    let _ = writeln!(
+        r,
+        "| log joint probability per datum | {l1:.4} ± {ls1:.4} | {l10:.4} ± {ls10:.4} |"
+    );
     let _ = writeln!(
         r,
         "\nThe paper gives no numbers for this experiment, only Figure 3 and the statement that \"both the joint probability and the \
          accuracy increase rapidly, with the joint probability converging after at most 10 iterations, while the accuracy converging \
          after less than 1 iteration through the dataset\"."
     );
-    std::fs::write(ctx.out.join("report.md"), r).map_err(|e| format!("cannot write report.md: {e}"))?;
-    println!("logreg: test accuracy after 1 sweep {a1:.4} ± {s1:.4}, after {sweeps} sweeps {a10:.4} ± {s10:.4} ({runs} runs)");
+    std::fs::write(ctx.out.join("report.md"), r)
+        .map_err(|e| format!("cannot write report.md: {e}"))?;
+    println!(
+        "logreg: test accuracy after 1 sweep {a1:.4} ± {s1:.4}, after {sweeps} sweeps {a10:.4} ± {s10:.4} ({runs} runs)"
+    );
     Ok(())
 }

@@ -28,7 +28,12 @@ pub struct Context {
 }
 
 const EXPERIMENTS: &[Experiment] = &[
-    Experiment { name: "gmm", what: "Welling & Teh §5.1, Figures 1 and 2: mixture of Gaussians", needs: &[], run: gmm::run },
+    Experiment {
+        name: "gmm",
+        what: "Welling & Teh §5.1, Figures 1 and 2: mixture of Gaussians",
+        needs: &[],
+        run: gmm::run,
+    },
     Experiment {
         name: "logreg",
         what: "Welling & Teh §5.2, Figure 3: logistic regression on a9a",
@@ -43,25 +48,59 @@ fn missing(e: &Experiment, data_dir: Option<&Path>) -> Option<String> {
         return None;
     }
     let Some(dir) = data_dir else {
-        return Some(format!("needs {} but no data directory is set (--data-dir or SGLD_DATA_DIR)", e.needs.join(", ")));
+        return Some(format!(
+            "needs {} but no data directory is set (--data-dir or SGLD_DATA_DIR)",
+            e.needs.join(", ")
+        ));
     };
-    let absent: Vec<&str> = e.needs.iter().copied().filter(|f| !dir.join(f).is_file()).collect();
+    let absent: Vec<&str> = e
+        .needs
+        .iter()
+        .copied()
+        .filter(|f| !dir.join(f).is_file())
+        .collect();
     if absent.is_empty() {
         None
     } else {
-        Some(format!("{} not found in {} (see `sgld data list`)", absent.join(", "), dir.display()))
+        Some(format!(
+            "{} not found in {} (see `sgld data list`)",
+            absent.join(", "),
+            dir.display()
+        ))
     }
 }
 
 /// Runs `name` (or every experiment whose data is present, for `all`).
-pub fn reproduce(name: &str, out: &Path, data_dir: Option<&Path>, quick: bool, seed: u64) -> Result<(), String> {
-    let ctx = |e: &Experiment| Context { out: out.join(e.name), data_dir: data_dir.map(Path::to_path_buf), quick, seed };
+pub fn reproduce(
+    name: &str,
+    out: &Path,
+    data_dir: Option<&Path>,
+    quick: bool,
+    seed: u64,
+) -> Result<(), String> {
+    let ctx = |e: &Experiment| Context {
+        out: out.join(e.name),
+        data_dir: data_dir.map(Path::to_path_buf),
+        quick,
+        seed,
+    };
     let start = |e: &Experiment, c: &Context| -> Result<(), String> {
-        std::fs::create_dir_all(&c.out).map_err(|err| format!("cannot create {}: {err}", c.out.display()))?;
-        eprintln!("== {}: {}{}", e.name, e.what, if quick { " (quick)" } else { "" });
+        std::fs::create_dir_all(&c.out)
+            .map_err(|err| format!("cannot create {}: {err}", c.out.display()))?;
+        eprintln!(
+            "== {}: {}{}",
+            e.name,
+            e.what,
+            if quick { " (quick)" } else { "" }
+        );
         let t = std::time::Instant::now();
         (e.run)(c)?;
-        eprintln!("== {} done in {:.1} s: {}", e.name, t.elapsed().as_secs_f64(), c.out.join("report.md").display());
+        eprintln!(
+            "== {} done in {:.1} s: {}",
+            e.name,
+            t.elapsed().as_secs_f64(),
+            c.out.join("report.md").display()
+        );
         Ok(())
     };
     if name == "all" {
@@ -76,7 +115,12 @@ pub fn reproduce(name: &str, out: &Path, data_dir: Option<&Path>, quick: bool, s
                 failed.push(format!("{}: {err}", e.name));
             }
         }
-        println!("ran {} of {} experiments into {}", EXPERIMENTS.len() - skipped.len() - failed.len(), EXPERIMENTS.len(), out.display());
+        println!(
+            "ran {} of {} experiments into {}",
+            EXPERIMENTS.len() - skipped.len() - failed.len(),
+            EXPERIMENTS.len(),
+            out.display()
+        );
         for s in &skipped {
             println!("skipped {s}");
         }
@@ -87,7 +131,10 @@ pub fn reproduce(name: &str, out: &Path, data_dir: Option<&Path>, quick: bool, s
     }
     let e = EXPERIMENTS.iter().find(|e| e.name == name).ok_or_else(|| {
         let names: Vec<&str> = EXPERIMENTS.iter().map(|e| e.name).collect();
-        format!("unknown experiment {name:?}; known: {}, all", names.join(", "))
+        format!(
+            "unknown experiment {name:?}; known: {}, all",
+            names.join(", ")
+        )
     })?;
     if let Some(why) = missing(e, data_dir) {
         return Err(format!("{}: {why}", e.name));

@@ -1,0 +1,129 @@
+//! `sgld reproduce all --quick`: every file is written and the key numbers are finite and
+//! in range; experiments whose data is missing are skipped with the reason.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn shared_datasets() -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/datasets");
+    p.join("a9a/a9a").is_file().then_some(p)
+}
+
+fn column(path: &Path, name: &str) -> Vec<f64> {
+    let mut r = csv::Reader::from_path(path).unwrap();
+    let idx = r
+        .headers()
+        .unwrap()
+        .iter()
+        .position(|h| h == name)
+        .unwrap_or_else(|| panic!("{name} in {}", path.display()));
+    r.records()
+        .map(|rec| rec.unwrap()[idx].parse::<f64>().unwrap())
+        .collect()
+}
+
+fn check_figure(dir: &Path, stem: &str) {
+    let png = std::fs::read(dir.join(format!("{stem}.png"))).unwrap();
+    assert!(
+        png.len() > 1000 && png.starts_with(b"\x89PNG"),
+        "{stem}.png"
+    );
+    let svg = std::fs::read_to_string(dir.join(format!("{stem}.svg"))).unwrap();
+    assert!(svg.contains("<svg") && svg.contains("</svg>"), "{stem}.svg");
+}
+
+#[test]
+fn quick_reproduction_writes_every_file_with_sane_numbers() {
+    let out = tempfile::tempdir().unwrap();
+    let data = shared_datasets();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_sgld"));
+    cmd.args(["reproduce", "all", "--quick", "--out"])
+        .arg(out.path());
+    match &data {
+        Some(d) => cmd.arg("--data-dir").arg(d),
+        None => cmd.env_remove("SGLD_DATA_DIR"),
+    };
+    let o = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+
+    let gmm = out.path().join("gmm");
+    for stem in ["figure1", "figure2_left", "figure2_right"] {
+        check_figure(&gmm, stem);
+    }
+    let exact = column(&gmm.join("figure1.csv"), "exact");
+    let sgld = column(&gmm.join("figure1.csv"), "sgld");
+    assert!(
+        (exact.iter().sum::<f64>() - 1.0).abs() < 1e-9
+            && (sgld.iter().sum::<f64>() - 1.0).abs() < 1e-9
+    );
+    let tv = 0.5
+        * exact
+            .iter()
+            .zip(&sgld)
+            .map(|(a, b)| (a - b).abs())
+            .sum::<f64>();
+    assert!(tv.is_finite() && (0.0..1.0).contains(&tv), "TV {tv}");
+    let rej = column(&gmm.join("figure2_right.csv"), "rejection_probability");
+    assert!(rej.iter().all(|r| (0.0..=1.0).contains(r)));
+    assert!(
+        rej.last().unwrap() < &0.01,
+        "rejection at ε = 1e-8 should vanish: {:?}",
+        rej.last()
+    );
+    let sg = column(&gmm.join("figure2_left.csv"), "sg_noise_var_theta1");
+    assert!(sg.iter().all(|v| v.is_finite() && *v >= 0.0));
+    let report = std::fs::read_to_string(gmm.join("report.md")).unwrap();
+    assert!(report.contains("total-variation distance") && report.contains("figure1.png"));
+
+    match data {
+        Some(_) => {
+            let lr = out.path().join("logreg");
+            check_figure(&lr, "figure3");
+            let acc = column(&lr.join("figure3.csv"), "test_accuracy_mean");
+            let lj = column(&lr.join("figure3.csv"), "log_joint_per_datum_mean");
+            let last = *acc.last().unwrap();
+            assert!((0.8..=0.9).contains(&last), "a9a test accuracy {last}");
+            assert!(lj.iter().all(|v| v.is_finite() && *v < 0.0));
+            assert!(
+                lj.last().unwrap() > &lj[0],
+                "the log joint should rise from θ = 0"
+            );
+            let report = std::fs::read_to_string(lr.join("report.md")).unwrap();
+            assert!(report.contains("after 1 sweep"));
+        }
+        None => assert!(stdout.contains("skipped logreg"), "{stdout}"),
+    }
+}
+
+#[test]
+fn all_lists_skipped_experiments_with_the_reason() {
+    let out = tempfile::tempdir().unwrap();
+    let empty = tempfile::tempdir().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_sgld"))
+        .args(["reproduce", "all", "--quick", "--out"])
+        .arg(out.path())
+        .arg("--data-dir")
+        .arg(empty.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success());
+    assert!(
+        stdout.contains("skipped logreg: a9a/a9a not found"),
+        "{stdout}"
+    );
+    let o = Command::new(env!("CARGO_BIN_EXE_sgld"))
+        .args(["reproduce", "logreg", "--quick", "--out"])
+        .arg(out.path())
+        .arg("--data-dir")
+        .arg(empty.path())
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not found"));
+}

@@ -1,0 +1,603 @@
+//! `sgld sample` end to end through the binary: the contract (flags, parameter names,
+//! output files), a logistic regression checked against a long reference run, the
+//! Normal–inverse-gamma regression checked against its closed form, determinism across
+//! thread counts, burn-in by the sampling threshold, and clear errors.
+//!
+//! Tolerances: a posterior mean passes within `z·sd/√ESS_bulk` (the Monte Carlo standard
+//! error from the summary's own bulk ESS) plus the reference's own MCSE; `z = 4.5` over all
+//! the checks of a test (two-sided family error below 10⁻³). Standard deviations get the
+//! MCSE of an sd, `sd·√(1/(2·ESS))`, plus the discretisation inflation of the variance at
+//! step ε, `ε(λ_max(A) + λ_max(V))/4` relative (A the posterior precision, V the
+//! stochastic-gradient noise covariance), which is computed from the data in each test.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use nalgebra::{DMatrix, DVector};
+use serde_json::Value;
+use sgld::gradient::MiniBatch;
+use sgld::models::{Gaussian, LogisticDense};
+use sgld::noise::{default_rng, fill_normal};
+use sgld::schedule::Constant;
+
+const Z: f64 = 4.5;
+
+fn sgld() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_sgld"))
+}
+
+fn normals(n: usize, seed: u64) -> Vec<f32> {
+    let mut v = vec![0.0; n];
+    fill_normal(&mut default_rng(seed), &mut v);
+    v
+}
+
+fn write_csv(path: &Path, header: &[&str], rows: &[Vec<f32>]) {
+    let mut s = header.join(",") + "\n";
+    for r in rows {
+        s += &r
+            .iter()
+            .map(|v| v.to_string())
+            .collect::<Vec<_>>()
+            .join(",");
+        s += "\n";
+    }
+    std::fs::write(path, s).unwrap();
+}
+
+fn run_ok(args: &[&str]) -> String {
+    let out = sgld().args(args).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "sgld {args:?} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+fn summary(dir: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
+}
+
+/// 600 rows, 3 features; labels from a logistic model with β = (1.5, −1, 0.5), bias −0.3.
+fn logistic_data(dir: &Path) -> (PathBuf, PathBuf, Vec<f32>, Vec<f32>) {
+    let n = 600;
+    let z = normals(n * 3, 1);
+    let mut urng = default_rng(2);
+    let mut rows = vec![];
+    let (mut x, mut y) = (vec![], vec![]);
+    for i in 0..n {
+        let xi = &z[i * 3..i * 3 + 3];
+        let eta = 1.5 * xi[0] - 1.0 * xi[1] + 0.5 * xi[2] - 0.3;
+        // Label 1 with probability σ(η).
+        let p = 1.0 / (1.0 + (-eta).exp());
+        let uu = (rand_core::Rng::next_u64(&mut urng) >> 40) as f32 / (1u64 << 24) as f32;
+        let label = if uu < p { 1.0 } else { 0.0 };
+        rows.push(vec![xi[0], xi[1], xi[2], label]);
+        x.extend_from_slice(xi);
+        x.push(1.0);
+        y.push(if label == 1.0 { 1.0 } else { -1.0 });
+    }
+    let train = dir.join("train.csv");
+    let test = dir.join("test.csv");
+    write_csv(&train, &["x1", "x2", "x3", "y"], &rows[..500]);
+    write_csv(&test, &["x1", "x2", "x3", "y"], &rows[500..]);
+    (train, test, x[..500 * 4].to_vec(), y[..500].to_vec())
+}
+
+/// Mean and sd per parameter of a long full-batch Langevin run (no gradient noise) with
+/// a small step, and the batch-means MCSE of each mean.
+fn reference_run(
+    x: &[f32],
+    y: &[f32],
+    d: usize,
+    eps: f32,
+    steps: u64,
+) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let model = LogisticDense::new(x, y, d, Gaussian::new(1.0).unwrap()).unwrap();
+    let est = MiniBatch::new(&model);
+    let all: Vec<usize> = (0..y.len()).collect();
+    let mut theta = vec![0.0f32; d];
+    let mut scratch = vec![0.0f32; sgld::Sgld::scratch_len(d)];
+    let mut state = sgld::Sgld::init(&mut theta, &mut scratch).unwrap();
+    let mut rng = default_rng(99);
+    let _ = Constant::new(eps).unwrap();
+    let burn = steps / 10;
+    let nb = 50usize;
+    let per = (steps - burn) / nb as u64;
+    let mut batch_means = vec![vec![0.0f64; d]; nb];
+    let (mut s1, mut s2) = (vec![0.0f64; d], vec![0.0f64; d]);
+    for t in 0..steps {
+        sgld::Sgld::new()
+            .step(&mut state, &est, &all, eps, &mut rng)
+            .unwrap();
+        if t >= burn {
+            let b = (((t - burn) / per) as usize).min(nb - 1);
+            for j in 0..d {
+                let v = state.theta()[j] as f64;
+                s1[j] += v;
+                s2[j] += v * v;
+                batch_means[b][j] += v / per as f64;
+            }
+        }
+    }
+    let m = (steps - burn) as f64;
+    let mean: Vec<f64> = s1.iter().map(|s| s / m).collect();
+    let sd: Vec<f64> = (0..d)
+        .map(|j| (s2[j] / m - mean[j] * mean[j]).sqrt())
+        .collect();
+    let mcse: Vec<f64> = (0..d)
+        .map(|j| {
+            let v = batch_means
+                .iter()
+                .map(|b| (b[j] - mean[j]).powi(2))
+                .sum::<f64>()
+                / (nb - 1) as f64;
+            (v / nb as f64).sqrt()
+        })
+        .collect();
+    (mean, sd, mcse)
+}
+
+#[test]
+fn logistic_contract_and_agreement_with_a_long_reference_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let (train, test, x, y) = logistic_data(dir.path());
+    let out = dir.path().join("out");
+    let eps = 2e-4;
+    let stdout = run_ok(&[
+        "sample",
+        "--model",
+        "logistic",
+        "--train",
+        train.to_str().unwrap(),
+        "--test",
+        test.to_str().unwrap(),
+        "--prior",
+        "gaussian:1",
+        "--batch",
+        "50",
+        "--steps",
+        "60000",
+        "--step-size",
+        "const:2e-4",
+        "--burn-in",
+        "5000",
+        "--chains",
+        "4",
+        "--seed",
+        "7",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        stdout.contains("beta[x1]") && stdout.contains("bias"),
+        "{stdout}"
+    );
+    // draws.csv: header and kept draws (4 chains × 55000 steps after burn-in).
+    let draws = std::fs::read_to_string(out.join("draws.csv")).unwrap();
+    let mut lines = draws.lines();
+    assert_eq!(
+        lines.next(),
+        Some("chain,step,step_size,beta[x1],beta[x2],beta[x3],bias")
+    );
+    assert_eq!(lines.count(), 4 * 55_000);
+    let s = summary(&out);
+    for key in [
+        "model",
+        "sampler",
+        "n_train",
+        "dim",
+        "steps",
+        "chains",
+        "burn_in",
+        "weighting",
+        "seconds",
+        "steps_per_second",
+        "params",
+        "test",
+    ] {
+        assert!(s.get(key).is_some(), "summary.json lacks {key}");
+    }
+    assert_eq!(s["model"], "logistic");
+    assert_eq!(s["sampler"], "sgld");
+    assert_eq!(s["n_train"], 500);
+    assert_eq!(s["dim"], 4);
+    assert_eq!(s["burn_in"], 5000);
+    assert_eq!(s["weighting"], "step");
+    let acc = s["test"]["accuracy"].as_f64().unwrap();
+    assert!((0.6..=1.0).contains(&acc), "accuracy {acc}");
+    assert!(s["test"]["log_lik_per_datum"].as_f64().unwrap() < 0.0);
+    assert!(s["test"].get("rmse").is_none());
+
+    // Long reference: full-batch Langevin (no gradient noise) at a 4x smaller step.
+    let (rm, rsd, rse) = reference_run(&x, &y, 4, 5e-5, 400_000);
+    // Variance inflation of the SGLD run at ε = 2e-4: posterior precision ≲ N/4·λ_max(XᵀX/N)
+    // + 1 and gradient noise V ≲ (N²/n)·λ_max(Cov scores) ≤ (N²/n)/4·λ_max(XᵀX/N).
+    let xm = DMatrix::from_row_iterator(500, 4, x.iter().map(|&v| v as f64));
+    let lam = (xm.transpose() * &xm / 500.0).symmetric_eigenvalues().max();
+    let inflation = eps * (500.0 / 4.0 * lam + 1.0 + 500.0 * 500.0 / 50.0 / 4.0 * lam) / 4.0;
+    eprintln!("variance inflation bound {inflation:.3}");
+    for (j, p) in s["params"].as_array().unwrap().iter().enumerate() {
+        let (mean, sd, ess) = (
+            p["mean"].as_f64().unwrap(),
+            p["sd"].as_f64().unwrap(),
+            p["ess_bulk"].as_f64().unwrap(),
+        );
+        assert!(p["rhat"].as_f64().unwrap() < 1.05, "{p}");
+        for k in ["q05", "q50", "q95", "ess_tail"] {
+            assert!(p[k].as_f64().unwrap().is_finite(), "{p}");
+        }
+        let tol = Z * (sd / ess.sqrt()) + Z * rse[j];
+        eprintln!(
+            "{}: mean {mean:.4} vs reference {:.4} (tol {tol:.4}); sd {sd:.4} vs {:.4}",
+            p["name"], rm[j], rsd[j]
+        );
+        assert!(
+            (mean - rm[j]).abs() <= tol,
+            "{}: mean {mean} vs reference {} (tolerance {tol})",
+            p["name"],
+            rm[j]
+        );
+        let sd_tol = Z * sd * (1.0 / (2.0 * ess)).sqrt() + rsd[j] * (inflation / 2.0 + Z * 0.02);
+        assert!(
+            (sd - rsd[j]).abs() <= sd_tol,
+            "{}: sd {sd} vs reference {} (tolerance {sd_tol})",
+            p["name"],
+            rsd[j]
+        );
+    }
+}
+
+fn trigamma(mut x: f64) -> f64 {
+    let mut acc = 0.0;
+    while x < 6.0 {
+        acc += 1.0 / (x * x);
+        x += 1.0;
+    }
+    let x2 = 1.0 / (x * x);
+    acc + 1.0 / x
+        + 0.5 * x2
+        + x2 / x * (1.0 / 6.0 - x2 * (1.0 / 30.0 - x2 * (1.0 / 42.0 - x2 / 30.0)))
+}
+
+#[test]
+fn linreg_matches_the_normal_inverse_gamma_closed_form() {
+    let dir = tempfile::tempdir().unwrap();
+    let (n, d) = (400usize, 2usize);
+    let z = normals(n * d, 11);
+    let e = normals(n, 12);
+    let rows: Vec<Vec<f32>> = (0..n)
+        .map(|i| {
+            vec![
+                z[2 * i],
+                z[2 * i + 1],
+                2.0 * z[2 * i] - 1.0 * z[2 * i + 1] + 0.7 * e[i],
+            ]
+        })
+        .collect();
+    let train = dir.path().join("lin.csv");
+    write_csv(&train, &["a", "b", "y"], &rows);
+    let out = dir.path().join("out");
+    let (v, phi, psi) = (10.0f64, 2.0f64, 1.0f64);
+    let eps = 1e-5;
+    run_ok(&[
+        "sample",
+        "--model",
+        "linreg",
+        "--train",
+        train.to_str().unwrap(),
+        "--prior",
+        "nig:10,2,1",
+        "--batch",
+        "40",
+        "--steps",
+        "200000",
+        "--step-size",
+        "const:1e-5",
+        "--burn-in",
+        "20000",
+        "--chains",
+        "4",
+        "--thin",
+        "5",
+        "--seed",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let s = summary(&out);
+    let names: Vec<&str> = s["params"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["beta[a]", "beta[b]", "log_sigma2"]);
+    let header = std::fs::read_to_string(out.join("draws.csv"))
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    assert_eq!(header, "chain,step,step_size,beta[a],beta[b],log_sigma2");
+
+    // Closed form from the f32 values in the file.
+    let xm = DMatrix::from_fn(n, d, |i, j| rows[i][j] as f64);
+    let yv = DVector::from_fn(n, |i, _| rows[i][2] as f64);
+    let prec = xm.transpose() * &xm + DMatrix::identity(d, d) / v;
+    let vn = prec.clone().try_inverse().unwrap();
+    let mun = &vn * (xm.transpose() * &yv);
+    let an = phi + n as f64 / 2.0;
+    let bn = psi + 0.5 * (yv.dot(&yv) - mun.dot(&(&prec * &mun)));
+    let mut mean: Vec<f64> = mun.iter().copied().collect();
+    mean.push(bn.ln() - statrs::function::gamma::digamma(an));
+    let mut sd: Vec<f64> = (0..d)
+        .map(|j| (vn[(j, j)] * bn / (an - 1.0)).sqrt())
+        .collect();
+    sd.push(trigamma(an).sqrt());
+    // Discretisation inflation: A ≈ XᵀX/σ² (and N/2 for log σ²), V ≈ (N²/n)·Cov(scores) ≈ (N/n)·A.
+    let sigma2 = bn / an;
+    let a_max = (xm.transpose() * &xm).symmetric_eigenvalues().max() / sigma2;
+    let inflation = eps * (a_max * (1.0 + n as f64 / 40.0)) / 4.0;
+    eprintln!("variance inflation bound {inflation:.4}");
+    for (j, p) in s["params"].as_array().unwrap().iter().enumerate() {
+        let (m, s_, ess) = (
+            p["mean"].as_f64().unwrap(),
+            p["sd"].as_f64().unwrap(),
+            p["ess_bulk"].as_f64().unwrap(),
+        );
+        eprintln!(
+            "{}: mean {m:.5} vs {:.5}, sd {s_:.5} vs {:.5}, ess {ess:.0}",
+            p["name"], mean[j], sd[j]
+        );
+        assert!(
+            (m - mean[j]).abs() <= Z * s_ / ess.sqrt(),
+            "{}: mean {m} vs closed form {}",
+            p["name"],
+            mean[j]
+        );
+        let tol = Z * s_ * (1.0 / (2.0 * ess)).sqrt() + sd[j] * inflation / 2.0;
+        assert!(
+            (s_ - sd[j]).abs() <= tol,
+            "{}: sd {s_} vs closed form {} (tolerance {tol})",
+            p["name"],
+            sd[j]
+        );
+    }
+}
+
+#[test]
+fn same_seed_same_draws_whatever_the_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let (train, _, _, _) = logistic_data(dir.path());
+    let run = |threads: &str, out: &str| {
+        let o = sgld()
+            .env("RAYON_NUM_THREADS", threads)
+            .args([
+                "sample",
+                "--model",
+                "logistic",
+                "--train",
+                train.to_str().unwrap(),
+                "--steps",
+                "3000",
+                "--chains",
+                "3",
+                "--seed",
+                "5",
+                "--burn-in",
+                "100",
+            ])
+            .arg("--out")
+            .arg(dir.path().join(out))
+            .output()
+            .unwrap();
+        assert!(o.status.success());
+        std::fs::read(dir.path().join(out).join("draws.csv")).unwrap()
+    };
+    assert_eq!(run("1", "one"), run("2", "two"));
+}
+
+#[test]
+fn gmm_on_one_column_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let z = normals(100, 21);
+    let rows: Vec<Vec<f32>> = z
+        .iter()
+        .enumerate()
+        .map(|(i, v)| vec![v * 2f32.sqrt() + (i % 2) as f32])
+        .collect();
+    let train = dir.path().join("x.csv");
+    write_csv(&train, &["x"], &rows);
+    let out = dir.path().join("out");
+    run_ok(&[
+        "sample",
+        "--model",
+        "gmm",
+        "--train",
+        train.to_str().unwrap(),
+        "--batch",
+        "1",
+        "--steps",
+        "20000",
+        "--step-size",
+        "range:0.01,0.0001",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let s = summary(&out);
+    let names: Vec<&str> = s["params"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["theta1", "theta2"]);
+}
+
+#[test]
+fn auto_burn_in_reports_where_the_threshold_was_crossed_or_why_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let (train, _, _, _) = logistic_data(dir.path());
+    let small = run_ok(&[
+        "sample",
+        "--model",
+        "logistic",
+        "--train",
+        train.to_str().unwrap(),
+        "--steps",
+        "4000",
+        "--batch",
+        "10",
+        "--step-size",
+        "const:1e-6",
+        "--out",
+        dir.path().join("a").to_str().unwrap(),
+    ]);
+    assert!(small.contains("fell below alpha = 0.1 at step"), "{small}");
+    let big = run_ok(&[
+        "sample",
+        "--model",
+        "logistic",
+        "--train",
+        train.to_str().unwrap(),
+        "--steps",
+        "4000",
+        "--batch",
+        "10",
+        "--step-size",
+        "const:1e-2",
+        "--out",
+        dir.path().join("b").to_str().unwrap(),
+    ]);
+    assert!(
+        big.contains("never fell below alpha = 0.1") && big.contains("at step size"),
+        "{big}"
+    );
+    assert_eq!(summary(&dir.path().join("b"))["burn_in"], 2000);
+}
+
+#[test]
+fn bad_input_gets_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let (train, _, _, _) = logistic_data(dir.path());
+    let bad = dir.path().join("bad.txt");
+    std::fs::write(&bad, "1 1:1\n-1 3:1 2:1\n").unwrap();
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec![
+                "--model".into(),
+                "logistic".into(),
+                "--train".into(),
+                bad.display().to_string(),
+            ],
+            "bad.txt:2: index 2 after 3",
+        ),
+        (
+            vec![
+                "--model".into(),
+                "logistic".into(),
+                "--train".into(),
+                train.display().to_string(),
+                "--prior".into(),
+                "nig:1,1,1".into(),
+            ],
+            "does not apply",
+        ),
+        (
+            vec![
+                "--model".into(),
+                "logistic".into(),
+                "--train".into(),
+                train.display().to_string(),
+                "--batch".into(),
+                "0".into(),
+            ],
+            "--batch",
+        ),
+        (
+            vec![
+                "--model".into(),
+                "logistic".into(),
+                "--train".into(),
+                train.display().to_string(),
+                "--batch".into(),
+                "100000".into(),
+            ],
+            "exceeds",
+        ),
+        (
+            vec![
+                "--model".into(),
+                "logistic".into(),
+                "--train".into(),
+                train.display().to_string(),
+                "--step-size".into(),
+                "const:-1".into(),
+            ],
+            "step",
+        ),
+        (
+            vec![
+                "--model".into(),
+                "linreg".into(),
+                "--train".into(),
+                dir.path().join("missing.csv").display().to_string(),
+            ],
+            "cannot read",
+        ),
+    ];
+    for (args, want) in cases {
+        let o = sgld()
+            .arg("sample")
+            .args(&args)
+            .arg("--out")
+            .arg(dir.path().join("o"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{args:?} should fail");
+        assert!(err.contains(want), "{args:?}: stderr {err}");
+    }
+}
+
+#[test]
+fn a_chain_that_explodes_stops_with_its_step_and_keeps_its_draws() {
+    let dir = tempfile::tempdir().unwrap();
+    // Responses of order 1e25: the squared residuals overflow f32 in the first gradient.
+    let rows: Vec<Vec<f32>> = (0..50)
+        .map(|i| vec![i as f32, 1e25 * (1.0 + i as f32)])
+        .collect();
+    let train = dir.path().join("big.csv");
+    write_csv(&train, &["x", "y"], &rows);
+    let out = dir.path().join("out");
+    let o = sgld()
+        .args([
+            "sample",
+            "--model",
+            "linreg",
+            "--train",
+            train.to_str().unwrap(),
+            "--steps",
+            "5000",
+            "--step-size",
+            "const:0.5",
+            "--burn-in",
+            "0",
+            "--chains",
+            "1",
+        ])
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("chain 0 stopped at step 1:") && err.contains("gradient is not finite"),
+        "{err}"
+    );
+    assert!(out.join("draws.csv").is_file() && out.join("summary.json").is_file());
+}
