@@ -590,20 +590,31 @@ pub fn run(cfg: &SampleConfig) -> Result<(Summary, Option<String>), String> {
                     )),
                 )
             } else {
+                // The chains that never crossed: the smallest α any of them saw.
+                let crossed = outs.iter().filter(|o| o.crossed.is_some()).count();
                 let best = outs
                     .iter()
+                    .filter(|o| o.crossed.is_none())
                     .min_by(|a, b| a.min_alpha.total_cmp(&b.min_alpha))
                     .cloned()
                     .unwrap_or_default();
                 let eps_star =
                     4.0 * cfg.batch as f64 * cfg.alpha / ((n as f64).powi(2) * best.lambda_at_min);
+                let which = if crossed == 0 {
+                    format!("never fell below alpha = {} (smallest alpha seen", cfg.alpha)
+                } else {
+                    format!(
+                        "fell below alpha = {} in only {crossed} of {} chains (smallest alpha seen in the others",
+                        cfg.alpha, cfg.chains
+                    )
+                };
                 (
                     cfg.steps / 2,
                     Some(format!(
-                        "burn-in: the sampling threshold never fell below alpha = {} (smallest alpha seen {:.3e}): the \
-                         stochastic-gradient noise dominates the injected noise, so the spread of the draws overstates the \
-                         posterior's. Eq. 10 puts alpha = {} at step size {:.3e}. Falling back to half the run ({} steps) as burn-in.",
-                        cfg.alpha,
+                        "burn-in: the sampling threshold {which} {:.3e}): \
+                         the stochastic-gradient noise dominates the injected noise, so the spread of the draws overstates \
+                         the posterior's. Eq. 10 puts alpha = {} at step size {:.3e}. Falling back to half the run ({} steps) \
+                         as burn-in.",
                         best.min_alpha,
                         cfg.alpha,
                         eps_star,
