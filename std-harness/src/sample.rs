@@ -601,7 +601,10 @@ pub fn run(cfg: &SampleConfig) -> Result<(Summary, Option<String>), String> {
                 let eps_star =
                     4.0 * cfg.batch as f64 * cfg.alpha / ((n as f64).powi(2) * best.lambda_at_min);
                 let which = if crossed == 0 {
-                    format!("never fell below alpha = {} (smallest alpha seen", cfg.alpha)
+                    format!(
+                        "never fell below alpha = {} (smallest alpha seen",
+                        cfg.alpha
+                    )
                 } else {
                     format!(
                         "fell below alpha = {} in only {crossed} of {} chains (smallest alpha seen in the others",
