@@ -11,6 +11,7 @@ pub mod linalg;
 pub mod math;
 pub mod models;
 pub mod noise;
+pub mod online;
 pub mod sampler;
 pub mod schedule;
 

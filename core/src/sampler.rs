@@ -28,6 +28,9 @@ pub struct StepInfo {
     /// True when the gradient estimate or the proposed position was not finite; θ was
     /// then left unchanged, so nothing non-finite reaches the chain.
     pub non_finite: bool,
+    /// True when the gradient was rescaled to the clipping norm (`grad_norm` is the norm
+    /// before clipping).
+    pub clipped: bool,
 }
 
 /// The state of one SGLD chain: the position θ, the last gradient estimate, and the
@@ -89,15 +92,37 @@ impl SgldState<'_> {
 /// assert!(state.theta()[0] > 0.0); // larger x, label +1
 /// # Ok::<(), sgld::Error>(())
 /// ```
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Sgld {
-    _private: (),
+    clip: Option<f32>,
 }
 
 impl Sgld {
     /// The plain SGLD sampler.
     pub const fn new() -> Self {
-        Self { _private: () }
+        Self { clip: None }
+    }
+
+    /// The same sampler with gradient clipping by norm: when `‖ĝ‖₂ > c` the gradient is
+    /// rescaled to norm `c` before the update (Karagiannis, handout 6, Notes 37–41). The
+    /// chain then targets a different distribution wherever clipping is active; use it to
+    /// survive an exploding early phase, not as part of the model. `c` must be finite
+    /// and positive.
+    ///
+    /// ```
+    /// let s = sgld::Sgld::new().with_clip(10.0)?;
+    /// assert_eq!(s.clip(), Some(10.0));
+    /// assert!(sgld::Sgld::new().with_clip(0.0).is_err());
+    /// # Ok::<(), sgld::Error>(())
+    /// ```
+    pub fn with_clip(self, c: f32) -> Result<Self, Error> {
+        crate::error::check_positive("clipping norm must be finite and > 0", c as f64)?;
+        Ok(Self { clip: Some(c) })
+    }
+
+    /// The clipping norm, if any.
+    pub fn clip(&self) -> Option<f32> {
+        self.clip
     }
 
     /// Scratch floats a chain of dimension `dim` needs: a gradient and a noise buffer.
@@ -155,28 +180,71 @@ impl Sgld {
         check_batch(batch, estimator.n_data())?;
 
         state.steps += 1;
-        estimator.estimate(state.theta, batch, state.grad);
-        let mut info = StepInfo {
-            step_size: eps,
-            grad_norm: libm::sqrtf(imp::dot(state.grad, state.grad)),
-            ..StepInfo::default()
-        };
-        if !all_finite(state.grad) {
-            info.non_finite = true;
-            state.refused += 1;
-            return Ok(info);
-        }
-
-        let sqrt_eps = libm::sqrtf(eps);
-        fill_normal(rng, state.noise);
-        info.noise_norm = sqrt_eps * libm::sqrtf(imp::dot(state.noise, state.noise));
-        imp::langevin_propose(state.theta, state.grad, state.noise, 0.5 * eps, sqrt_eps);
-        if all_finite(state.noise) {
-            state.theta.copy_from_slice(state.noise);
-        } else {
-            info.non_finite = true;
+        let info = self.step_buffers(
+            state.theta,
+            state.grad,
+            state.noise,
+            estimator,
+            batch,
+            eps,
+            rng,
+        );
+        if info.non_finite {
             state.refused += 1;
         }
         Ok(info)
+    }
+
+    /// The body of a step on explicit buffers (lengths and inputs already checked):
+    /// estimate, clip, draw noise, propose into `noise`, accept if finite.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn step_buffers<E, R>(
+        &self,
+        theta: &mut [f32],
+        grad: &mut [f32],
+        noise: &mut [f32],
+        estimator: &E,
+        batch: &[usize],
+        eps: f32,
+        rng: &mut R,
+    ) -> StepInfo
+    where
+        E: GradientEstimator + ?Sized,
+        R: Rng + ?Sized,
+    {
+        estimator.estimate(theta, batch, grad);
+        let norm = libm::sqrtf(imp::dot(grad, grad));
+        let mut info = StepInfo {
+            step_size: eps,
+            grad_norm: norm,
+            ..StepInfo::default()
+        };
+        if !all_finite(grad) {
+            info.non_finite = true;
+            return info;
+        }
+        if let Some(c) = self.clip
+            && norm > c
+        {
+            // ‖g‖ may be +∞ for finite entries whose squares overflow: scale in two steps.
+            let max = grad.iter().fold(0.0f32, |m, g| m.max(g.abs()));
+            let scaled_norm =
+                max * libm::sqrtf(grad.iter().map(|g| (g / max) * (g / max)).sum::<f32>());
+            let f = c / scaled_norm;
+            for g in grad.iter_mut() {
+                *g *= f;
+            }
+            info.clipped = true;
+        }
+        let sqrt_eps = libm::sqrtf(eps);
+        fill_normal(rng, noise);
+        info.noise_norm = sqrt_eps * libm::sqrtf(imp::dot(noise, noise));
+        imp::langevin_propose(theta, grad, noise, 0.5 * eps, sqrt_eps);
+        if all_finite(noise) {
+            theta.copy_from_slice(noise);
+        } else {
+            info.non_finite = true;
+        }
+        info
     }
 }

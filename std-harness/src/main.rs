@@ -88,6 +88,9 @@ struct SampleArgs {
     /// Output directory.
     #[arg(long)]
     out: PathBuf,
+    /// Clip the gradient estimate to this Euclidean norm (off by default).
+    #[arg(long)]
+    clip: Option<f32>,
 }
 
 #[derive(Debug, Args)]
@@ -151,6 +154,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 seed: a.seed,
                 weighting: a.weighting,
                 out: a.out,
+                clip: a.clip,
                 progress: std::io::stderr().is_terminal(),
             };
             let (_, failure) = sample::run(&cfg)?;

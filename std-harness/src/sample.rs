@@ -82,6 +82,8 @@ pub struct SampleConfig {
     pub weighting: Weighting,
     /// Output directory.
     pub out: PathBuf,
+    /// Gradient clipping by norm.
+    pub clip: Option<f32>,
     /// Show progress bars (when stderr is a terminal).
     pub progress: bool,
 }
@@ -414,6 +416,7 @@ struct ChainPlan<'a, S> {
     burn_in: BurnIn,
     alpha: f64,
     thin: u64,
+    sampler: Sgld,
 }
 
 fn run_chain<S: Schedule>(
@@ -447,7 +450,7 @@ fn run_chain<S: Schedule>(
     let half = plan.steps / 2;
     let mut storing = matches!(plan.burn_in, BurnIn::Steps(b) if b == 0);
     let tick = (plan.steps / 100).max(1);
-    let sampler = Sgld::new();
+    let sampler = plan.sampler;
     for t in 0..plan.steps {
         let eps = plan.schedule.step_size(t);
         if sample_batch(&mut rng, n_data, &mut batch).is_err() {
@@ -550,6 +553,12 @@ pub fn run(cfg: &SampleConfig) -> Result<(Summary, Option<String>), String> {
         burn_in: cfg.burn_in,
         alpha: cfg.alpha,
         thin: cfg.thin,
+        sampler: match cfg.clip {
+            Some(c) => Sgld::new()
+                .with_clip(c)
+                .map_err(|e| format!("--clip {c}: {e}"))?,
+            None => Sgld::new(),
+        },
     };
     let bars = MultiProgress::new();
     if !cfg.progress {

@@ -401,6 +401,27 @@ fn same_seed_same_draws_whatever_the_thread_count() {
 }
 
 #[test]
+fn clipping_is_an_option_of_sample() {
+    let dir = tempfile::tempdir().unwrap();
+    let (train, _, _, _) = logistic_data(dir.path());
+    let out = dir.path().join("clip");
+    run_ok(&[
+        "sample",
+        "--model",
+        "logistic",
+        "--train",
+        train.to_str().unwrap(),
+        "--steps",
+        "2000",
+        "--clip",
+        "5",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(out.join("summary.json").is_file());
+}
+
+#[test]
 fn gmm_on_one_column_data() {
     let dir = tempfile::tempdir().unwrap();
     let z = normals(100, 21);

@@ -1,0 +1,315 @@
+//! Online SGLD for devices that see data one example at a time.
+//!
+//! Examples arrive one by one into a fixed-capacity window of recent examples
+//! ([`heapless::Deque`], no heap); each arrival triggers one SGLD step on a mini-batch
+//! drawn from the window, and the step-size-weighted estimator (eq. 11) is updated in
+//! place. The gradient estimate scales the batch sum by the number of examples *seen so
+//! far* (not the window size), `ĝ = ∇log p(θ) + (N_seen/n) Σ_{i∈batch} ∇log p(xᵢ|θ)`,
+//! so the chain targets the posterior given the whole stream, with the window standing in
+//! for the stream (exact when the stream is stationary).
+//!
+//! Models: logistic regression on dense rows ([`DenseExample`]) or on sparse binary rows
+//! ([`SparseBinaryExample`], at most `K` indices).
+
+use heapless::Deque;
+use rand_core::Rng;
+
+use crate::Error;
+use crate::estimate::WeightedMoments;
+use crate::gradient::{GradientEstimator, sample_batch};
+use crate::kernels::imp;
+use crate::math::{log_sigmoid_f64, sigmoid};
+use crate::models::Prior;
+use crate::sampler::{Sgld, SgldState, StepInfo};
+use crate::schedule::Schedule;
+
+/// One labelled example of a logistic regression `p(y|x, β) = σ(y βᵀx)`.
+pub trait Example {
+    /// Checks the example against a model of `dim` parameters.
+    fn check(&self, dim: usize) -> Result<(), Error>;
+    /// The label, `±1`.
+    fn label(&self) -> f32;
+    /// `βᵀx`.
+    fn margin(&self, theta: &[f32]) -> f32;
+    /// `grad += c·x`.
+    fn add_scaled(&self, c: f32, grad: &mut [f32]);
+
+    /// `grad += ∇_β log p(y|x, β) = σ(−y βᵀx) y x`.
+    fn add_log_lik_grad(&self, theta: &[f32], grad: &mut [f32]) {
+        let y = self.label();
+        self.add_scaled(y * sigmoid(-y * self.margin(theta)), grad);
+    }
+
+    /// `log p(y|x, β)`.
+    fn log_lik(&self, theta: &[f32]) -> f64 {
+        log_sigmoid_f64(self.label() as f64 * self.margin(theta) as f64)
+    }
+}
+
+fn check_label(y: f32) -> Result<(), Error> {
+    if y == 1.0 || y == -1.0 {
+        Ok(())
+    } else {
+        Err(Error::InvalidParameter {
+            what: "logistic labels must be -1 or +1",
+        })
+    }
+}
+
+/// A dense example of `D` features.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DenseExample<const D: usize> {
+    /// Features.
+    pub x: [f32; D],
+    /// Label, `±1`.
+    pub y: f32,
+}
+
+impl<const D: usize> Example for DenseExample<D> {
+    fn check(&self, dim: usize) -> Result<(), Error> {
+        crate::error::check_len("example features", dim, D)?;
+        crate::error::check_finite("example features", &self.x)?;
+        check_label(self.y)
+    }
+    fn label(&self) -> f32 {
+        self.y
+    }
+    fn margin(&self, theta: &[f32]) -> f32 {
+        imp::dot(&self.x, theta)
+    }
+    fn add_scaled(&self, c: f32, grad: &mut [f32]) {
+        imp::axpy(c, &self.x, grad);
+    }
+}
+
+/// A sparse binary example: the (0-based) indices of at most `K` features equal to 1.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SparseBinaryExample<const K: usize> {
+    idx: heapless::Vec<u32, K>,
+    y: f32,
+}
+
+impl<const K: usize> SparseBinaryExample<K> {
+    /// An example from its non-zero feature indices (at most `K`) and its label.
+    pub fn new(indices: &[u32], y: f32) -> Result<Self, Error> {
+        let idx = heapless::Vec::from_slice(indices).map_err(|_| Error::LengthMismatch {
+            what: "example indices (capacity)",
+            expected: K,
+            found: indices.len(),
+        })?;
+        Ok(Self { idx, y })
+    }
+
+    /// The non-zero feature indices.
+    pub fn indices(&self) -> &[u32] {
+        &self.idx
+    }
+}
+
+impl<const K: usize> Example for SparseBinaryExample<K> {
+    fn check(&self, dim: usize) -> Result<(), Error> {
+        crate::kernels::check_indices(&self.idx, dim)?;
+        check_label(self.y)
+    }
+    fn label(&self) -> f32 {
+        self.y
+    }
+    fn margin(&self, theta: &[f32]) -> f32 {
+        imp::sparse_dot(&self.idx, theta)
+    }
+    fn add_scaled(&self, c: f32, grad: &mut [f32]) {
+        imp::sparse_axpy(c, &self.idx, grad);
+    }
+}
+
+/// A window of the `CAP` most recent examples, as a gradient estimator.
+#[derive(Debug)]
+pub struct Window<E, P, const CAP: usize> {
+    examples: Deque<E, CAP>,
+    seen: u64,
+    dim: usize,
+    prior: P,
+}
+
+impl<E: Example, P: Prior, const CAP: usize> Window<E, P, CAP> {
+    /// An empty window for a model of `dim` parameters.
+    pub const fn new(dim: usize, prior: P) -> Self {
+        Self {
+            examples: Deque::new(),
+            seen: 0,
+            dim,
+            prior,
+        }
+    }
+
+    /// Checks and adds an example, dropping the oldest when full.
+    pub fn push(&mut self, example: E) -> Result<(), Error> {
+        example.check(self.dim)?;
+        if self.examples.is_full() {
+            self.examples.pop_front();
+        }
+        // Cannot fail: there is room after the pop.
+        let _ = self.examples.push_back(example);
+        self.seen += 1;
+        Ok(())
+    }
+
+    /// Examples seen so far.
+    pub fn seen(&self) -> u64 {
+        self.seen
+    }
+
+    /// Examples in the window.
+    pub fn len(&self) -> usize {
+        self.examples.len()
+    }
+
+    /// True before the first example.
+    pub fn is_empty(&self) -> bool {
+        self.examples.is_empty()
+    }
+
+    /// The `i`-th example of the window (0 the oldest).
+    pub fn get(&self, i: usize) -> Option<&E> {
+        self.examples.iter().nth(i)
+    }
+}
+
+impl<E: Example, P: Prior, const CAP: usize> GradientEstimator for Window<E, P, CAP> {
+    fn dim(&self) -> usize {
+        self.dim
+    }
+    fn n_data(&self) -> usize {
+        self.examples.len()
+    }
+    fn estimate(&self, theta: &[f32], batch: &[usize], grad: &mut [f32]) {
+        grad.fill(0.0);
+        let (a, b) = self.examples.as_slices();
+        for &i in batch {
+            let ex = if i < a.len() {
+                a.get(i)
+            } else {
+                b.get(i - a.len())
+            };
+            if let Some(ex) = ex {
+                ex.add_log_lik_grad(theta, grad);
+            }
+        }
+        if !batch.is_empty() {
+            let scale = (self.seen as f64 / batch.len() as f64) as f32;
+            for g in grad.iter_mut() {
+                *g *= scale;
+            }
+        }
+        self.prior.add_grad(theta, grad);
+    }
+}
+
+/// An online SGLD learner: one step per arriving example, estimates updated in place.
+/// Every buffer is the caller's (θ, scratch, estimator storage, batch indices); the
+/// window of `CAP` examples lives inside.
+///
+/// ```
+/// use sgld::models::Gaussian;
+/// use sgld::online::{DenseExample, OnlineSgld};
+/// use sgld::schedule::Constant;
+/// use sgld::{Sgld, estimate::WeightedMoments, noise::default_rng};
+///
+/// let (mut theta, mut scratch) = ([0.0f32; 2], [0.0f32; Sgld::scratch_len(2)]);
+/// let mut store = [0.0f64; WeightedMoments::storage_len(2)];
+/// let mut batch = [0usize; 4];
+/// let mut learner = OnlineSgld::<DenseExample<2>, _, _, 64>::new(
+///     &mut theta, &mut scratch, &mut store, &mut batch,
+///     Gaussian::new(10.0)?, Constant::new(1e-3)?, Sgld::new(), 100,
+/// )?;
+/// let mut rng = default_rng(5);
+/// for t in 0..2000 {
+///     let x = ((t * 37) % 200) as f32 / 100.0 - 1.0; // a feature in [-1, 1)
+///     let y = if x > 0.0 { 1.0 } else { -1.0 };
+///     learner.push(DenseExample { x: [x, 1.0], y }, &mut rng)?;
+/// }
+/// assert!(learner.moments().mean(0) > 1.0); // a clearly positive slope
+/// # Ok::<(), sgld::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct OnlineSgld<'a, E, P, S, const CAP: usize> {
+    window: Window<E, P, CAP>,
+    state: SgldState<'a>,
+    moments: WeightedMoments<'a>,
+    batch: &'a mut [usize],
+    schedule: S,
+    sampler: Sgld,
+    burn_in: u64,
+}
+
+impl<'a, E: Example, P: Prior, S: Schedule, const CAP: usize> OnlineSgld<'a, E, P, S, CAP> {
+    /// A learner starting at `theta`; `scratch` as for [`Sgld::init`]; `moments` of
+    /// [`WeightedMoments::storage_len`]`(theta.len())` words; `batch` sets the mini-batch
+    /// size (fewer while the window holds fewer examples). Arrivals after the first
+    /// `burn_in` enter the estimator with weight εₜ.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        theta: &'a mut [f32],
+        scratch: &'a mut [f32],
+        moments: &'a mut [f64],
+        batch: &'a mut [usize],
+        prior: P,
+        schedule: S,
+        sampler: Sgld,
+        burn_in: u64,
+    ) -> Result<Self, Error> {
+        if batch.is_empty() {
+            return Err(Error::EmptyBatch);
+        }
+        if CAP == 0 {
+            return Err(Error::Empty {
+                what: "window capacity",
+            });
+        }
+        let d = theta.len();
+        let state = Sgld::init(theta, scratch)?;
+        let moments = WeightedMoments::new(moments, d)?;
+        Ok(Self {
+            window: Window::new(d, prior),
+            state,
+            moments,
+            batch,
+            schedule,
+            sampler,
+            burn_in,
+        })
+    }
+
+    /// Takes one example: checks it (an invalid one is refused and changes nothing), adds
+    /// it to the window, and runs one SGLD step on a batch drawn from the window.
+    pub fn push<R: Rng + ?Sized>(&mut self, example: E, rng: &mut R) -> Result<StepInfo, Error> {
+        self.window.push(example)?;
+        let n = self.batch.len().min(self.window.len());
+        let batch = &mut self.batch[..n];
+        sample_batch(rng, self.window.len(), batch)?;
+        let t = self.window.seen() - 1;
+        let eps = self.schedule.step_size(t);
+        let info = self
+            .sampler
+            .step(&mut self.state, &self.window, batch, eps, rng)?;
+        if t >= self.burn_in && !info.non_finite {
+            self.moments.push(eps as f64, self.state.theta())?;
+        }
+        Ok(info)
+    }
+
+    /// The current position θ.
+    pub fn theta(&self) -> &[f32] {
+        self.state.theta()
+    }
+
+    /// The posterior estimates so far (eq. 11).
+    pub fn moments(&self) -> &WeightedMoments<'a> {
+        &self.moments
+    }
+
+    /// The window.
+    pub fn window(&self) -> &Window<E, P, CAP> {
+        &self.window
+    }
+}
