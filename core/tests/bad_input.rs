@@ -287,6 +287,16 @@ fn invalid_parameters() {
     ));
 }
 
+/// Found by the `model_logistic_sparse` fuzz target: a subnormal Laplace scale made the
+/// prior gradient 1/b infinite for a valid-looking prior.
+#[test]
+fn priors_whose_reciprocal_overflows_are_refused() {
+    assert!(Laplace::new(1e-45).is_err());
+    assert!(Laplace::new(f32::MIN_POSITIVE / 4.0).is_err());
+    assert!(Gaussian::new(1e-40).is_err());
+    assert!(Laplace::new(1e-30).is_ok() && Gaussian::new(1e-30).is_ok());
+}
+
 #[test]
 fn errors_display_what_was_wrong() {
     let e = Error::LengthMismatch {

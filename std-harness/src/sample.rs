@@ -358,7 +358,14 @@ fn with_model<R>(
             };
             let x = match &problem.train.features {
                 Features::Dense { x, .. } => std::borrow::Cow::Borrowed(x),
-                Features::SparseBinary { .. } => std::borrow::Cow::Owned(problem.train.dense()),
+                Features::SparseBinary { .. } => std::borrow::Cow::Owned(problem.train.dense().ok_or_else(|| {
+                    format!(
+                        "linreg needs dense features: {} rows x {} features is more than {} values",
+                        problem.train.len(),
+                        problem.train.dim(),
+                        data::MAX_DENSE_VALUES
+                    )
+                })?),
             };
             let m = LinearRegression::new(&x, &problem.y, problem.train.dim(), v, phi, psi)
                 .map_err(err)?;

@@ -78,6 +78,14 @@ fn libsvm_malformed_files_name_file_line_and_problem() {
             "{name}: {e}"
         );
     }
+    // Found by the `libsvm_parser` fuzz target: a huge index asked for billions of
+    // parameters (and, with non-binary values, a dense matrix of billions of values).
+    let p = file(&dir, "huge", "1 4000000000:0.5\n-1 1:2\n");
+    let e = libsvm::read(&p).unwrap_err();
+    assert!(e.line == 1 && e.what.contains("too large"), "{e}");
+    let p = file(&dir, "wide", &"1 16000000:0.5\n".repeat(20));
+    let e = libsvm::read(&p).unwrap_err();
+    assert!(e.what.contains("dense matrix"), "{e}");
     let missing = libsvm::read(&dir.path().join("nope")).unwrap_err();
     assert!(missing.what.contains("cannot read"), "{missing}");
 }
@@ -136,10 +144,10 @@ fn subset_and_dimension_alignment() {
     let s = d.subset(&[2, 0]);
     assert_eq!(s.y, vec![1.0, 1.0]);
     assert_eq!(
-        s.dense(),
+        s.dense().unwrap(),
         vec![0.0, 0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]
     );
     let narrow = d.with_dim(3);
-    assert_eq!(narrow.dense()[..3], [1.0, 0.0, 0.0]);
+    assert_eq!(narrow.dense().unwrap()[..3], [1.0, 0.0, 0.0]);
     assert_eq!(narrow.dim(), 3);
 }

@@ -19,9 +19,13 @@ pub struct Laplace {
 }
 
 impl Laplace {
-    /// A Laplace prior of scale `b` (finite, positive).
+    /// A Laplace prior of scale `b` (finite, positive, and with `1/b` finite in f32).
     pub fn new(scale: f32) -> Result<Self, Error> {
         check_positive("Laplace scale must be finite and > 0", scale as f64)?;
+        check_positive(
+            "Laplace scale is too small: 1/scale overflows f32",
+            (1.0 / scale) as f64,
+        )?;
         Ok(Self { scale })
     }
 }
@@ -57,6 +61,10 @@ impl Gaussian {
         check_positive(
             "Gaussian prior variance must be finite and > 0",
             variance as f64,
+        )?;
+        check_positive(
+            "Gaussian prior variance is too small: 1/variance overflows f32",
+            (1.0 / variance) as f64,
         )?;
         Ok(Self { variance })
     }

@@ -56,11 +56,20 @@ pub fn read(path: &Path, target: Option<&str>) -> Result<Dataset, DataError> {
 
 /// Reads a headed numeric CSV into its header and its values (row-major).
 pub fn read_columns(path: &Path) -> Result<(Vec<String>, Vec<f32>), DataError> {
+    let file = std::fs::File::open(path)
+        .map_err(|e| DataError::new(path, 0, format!("cannot read: {e}")))?;
+    parse_columns(path, file)
+}
+
+/// Parses headed numeric CSV from any reader (`path` only names the source in errors).
+pub fn parse_columns(
+    path: &Path,
+    input: impl std::io::Read,
+) -> Result<(Vec<String>, Vec<f32>), DataError> {
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
         .trim(csv::Trim::All)
-        .from_path(path)
-        .map_err(|e| DataError::new(path, 0, format!("cannot read: {e}")))?;
+        .from_reader(input);
     let header: Vec<String> = reader
         .headers()
         .map_err(|e| DataError::new(path, 1, format!("bad header: {e}")))?

@@ -59,11 +59,14 @@ pub fn parse(path: &Path, text: &str) -> Result<Dataset, DataError> {
                     format!("index 0 in {tok:?}: LIBSVM indices start at 1"),
                 ));
             }
-            if idx > u32::MAX as u64 {
+            if idx > super::MAX_FEATURES as u64 {
                 return Err(DataError::new(
                     path,
                     lineno,
-                    format!("index {idx} is too large"),
+                    format!(
+                        "index {idx} is too large (at most {} features)",
+                        super::MAX_FEATURES
+                    ),
                 ));
             }
             if idx == last {
@@ -103,6 +106,23 @@ pub fn parse(path: &Path, text: &str) -> Result<Dataset, DataError> {
     }
     if y.is_empty() {
         return Err(DataError::new(path, 0, "no data rows (empty file)"));
+    }
+    if !binary {
+        let values = y
+            .len()
+            .checked_mul(d)
+            .filter(|&v| v <= super::MAX_DENSE_VALUES);
+        if values.is_none() {
+            return Err(DataError::new(
+                path,
+                0,
+                format!(
+                    "{} rows x {d} features with non-binary values would need a dense matrix of more than {} values",
+                    y.len(),
+                    super::MAX_DENSE_VALUES
+                ),
+            ));
+        }
     }
     let names = (1..=d).map(|j| j.to_string()).collect();
     let features = if binary {

@@ -43,6 +43,13 @@ impl fmt::Display for DataError {
 
 impl std::error::Error for DataError {}
 
+/// The largest dense matrix (in values) a loader or model will build: 2²⁸ f32 (1 GiB).
+pub const MAX_DENSE_VALUES: usize = 1 << 28;
+
+/// The largest feature index a LIBSVM file may use: 2²⁴ (a model has one parameter per
+/// feature).
+pub const MAX_FEATURES: usize = 1 << 24;
+
 /// A data set: features (dense or sparse binary), one response per row, and the name of
 /// each feature.
 #[derive(Debug, Clone, PartialEq)]
@@ -212,22 +219,26 @@ impl Dataset {
         self
     }
 
-    /// Dense row-major values (converting sparse rows).
-    pub fn dense(&self) -> Vec<f32> {
+    /// Dense row-major values (converting sparse rows); `None` when that matrix would
+    /// exceed [`MAX_DENSE_VALUES`].
+    pub fn dense(&self) -> Option<Vec<f32>> {
         match &self.features {
-            Features::Dense { x, .. } => x.clone(),
+            Features::Dense { x, .. } => Some(x.clone()),
             Features::SparseBinary {
                 offsets,
                 indices,
                 d,
             } => {
+                self.len()
+                    .checked_mul(*d)
+                    .filter(|&v| v <= MAX_DENSE_VALUES)?;
                 let mut x = vec![0.0; self.len() * d];
                 for (i, w) in offsets.windows(2).enumerate() {
                     for &j in &indices[w[0]..w[1]] {
                         x[i * d + j as usize] = 1.0;
                     }
                 }
-                x
+                Some(x)
             }
         }
     }

@@ -1,0 +1,49 @@
+//! Shared tolerance helpers of the fuzz targets (see the numerical contract in
+//! `sgld::kernels`).
+#![allow(dead_code)]
+
+/// f32 unit roundoff.
+pub const U: f64 = f32::EPSILON as f64 / 2.0;
+
+/// `x` and `y` agree within `rounds` roundings of magnitude `mag` (plus subnormal
+/// slack), or both are NaN. Inputs whose magnitude is near overflow only need no panic.
+pub fn close(x: f32, y: f32, mag: f64, rounds: f64) -> bool {
+    // Equal results (including the same infinity from an overflowing intermediate, which
+    // both twins compute in the same order) agree.
+    if x == y || !(mag < f32::MAX as f64 / 4.0) {
+        return true;
+    }
+    if x.is_nan() || y.is_nan() {
+        return x.is_nan() && y.is_nan();
+    }
+    (x as f64 - y as f64).abs() <= rounds * U * mag + 1e-43
+}
+
+/// Makes arbitrary floats moderate: non-finite values become 0 and magnitudes are
+/// capped, for targets that check finiteness of outputs.
+pub fn moderate(v: &[f32], cap: f32) -> Vec<f32> {
+    v.iter().map(|x| if x.is_finite() { x.clamp(-cap, cap) } else { 0.0 }).collect()
+}
+
+/// Batch indices from fuzz input, modulo a data-set size when `wrap` (else as given).
+pub fn batch(raw: &[u16], n: usize, wrap: bool) -> Vec<usize> {
+    raw.iter().take(64).map(|&i| if wrap && n > 0 { i as usize % n } else { i as usize }).collect()
+}
+
+/// The checked gradient must succeed exactly when the inputs are valid; with moderate
+/// inputs it must be finite and within `tol(j)` of the f64 reference `want`.
+pub fn check_gradient(
+    got: Result<(), sgld::Error>,
+    valid: bool,
+    grad: &[f32],
+    want: Option<&[f64]>,
+    tol: impl Fn(usize) -> f64,
+) {
+    assert_eq!(got.is_ok(), valid, "{got:?}");
+    if let (true, Some(want)) = (valid, want) {
+        for (j, (g, w)) in grad.iter().zip(want).enumerate() {
+            assert!(g.is_finite(), "grad[{j}] = {g}");
+            assert!((*g as f64 - w).abs() <= tol(j), "grad[{j}] = {g}, f64 reference {w}, tolerance {}", tol(j));
+        }
+    }
+}
