@@ -85,8 +85,13 @@ impl Polynomial {
     /// # Ok::<(), sgld::Error>(())
     /// ```
     pub fn from_range(start: f64, end: f64, gamma: f64, steps: u64) -> Result<Self, Error> {
-        check_step_size(start)?;
-        check_step_size(end)?;
+        // Step sizes are f32: both ends must be positive, finite f32 values.
+        for v in [start, end] {
+            check_step_size(v)?;
+            if !(v as f32).is_finite() || (v as f32) < f32::MIN_POSITIVE {
+                return Err(Error::InvalidStepSize { value: v });
+            }
+        }
         if !(gamma.is_finite() && gamma > 0.0) {
             return Err(Error::InvalidParameter {
                 what: "polynomial schedule: gamma must be finite and > 0",
@@ -108,7 +113,15 @@ impl Polynomial {
         let r = libm::pow(start / end, 1.0 / gamma);
         let b = (steps - 1) as f64 / (r - 1.0);
         let a = start * libm::pow(b, gamma);
-        Self::new(a, b, gamma)
+        let s = Self::new(a, b, gamma)?;
+        // The solve loses precision when (start/end)^(1/γ) is huge or close to 1.
+        let (e0, e1) = (s.step_size_f64(0), s.step_size_f64(steps - 1));
+        if (e0 - start).abs() > 1e-6 * start || (e1 - end).abs() > 1e-6 * end {
+            return Err(Error::InvalidParameter {
+                what: "polynomial schedule: this start, end and gamma cannot be met in f64 (ratio too extreme)",
+            });
+        }
+        Ok(s)
     }
 
     /// The parameters `(a, b, γ)`.

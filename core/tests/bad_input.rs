@@ -297,6 +297,39 @@ fn priors_whose_reciprocal_overflows_are_refused() {
     assert!(Laplace::new(1e-30).is_ok() && Gaussian::new(1e-30).is_ok());
 }
 
+/// Found by the `schedule` fuzz target: an end step that is not a positive f32, and a
+/// range whose solve cannot meet its end points.
+#[test]
+fn schedules_that_cannot_be_met_are_refused() {
+    assert!(Polynomial::from_range(19600.56, 1.4e-134, 0.55, 1000).is_err());
+    assert!(Polynomial::from_range(1e39, 1e-3, 0.55, 1000).is_err());
+    assert!(Polynomial::from_range(1e30, 1e-30, 0.01, 1000).is_err());
+    assert!(Polynomial::from_range(1e-2, 1e-4, 0.55, 1000).is_ok());
+}
+
+/// Found by the `threshold` fuzz target: a finite but absurd step size made α infinite.
+#[test]
+fn threshold_refuses_step_sizes_beyond_f32() {
+    let mut scratch = [0.0; threshold_scratch_len(2, 1)];
+    let r = sampling_threshold(&[0.0, 1.0], 2, 1, 1e300, 10, None, &mut scratch);
+    assert!(matches!(r, Err(Error::InvalidStepSize { .. })));
+}
+
+/// Found by the `weighted_estimator` fuzz target: huge weights overflowed Σw·δ².
+#[test]
+fn estimator_with_huge_weights_stays_finite_or_refuses() {
+    let mut store = [0.0; 3];
+    let mut m = WeightedMoments::new(&mut store, 1).unwrap();
+    m.push(1e300, &[1.0]).unwrap();
+    m.push(1e300, &[-3.0e38]).unwrap();
+    assert!(m.variance(0).is_finite() && m.mean(0).is_finite());
+    assert!(
+        m.push(f64::MAX, &[0.0]).is_err(),
+        "a total weight that overflows is refused"
+    );
+    assert_eq!(m.count(), 2);
+}
+
 #[test]
 fn errors_display_what_was_wrong() {
     let e = Error::LengthMismatch {

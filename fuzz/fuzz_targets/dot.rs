@@ -12,7 +12,11 @@ fuzz_target!(|input: (Vec<f32>, Vec<f32>)| {
     assert_eq!(kernels::dot(&a, &b).is_ok(), a.len() == b.len());
     let n = a.len().min(b.len());
     let (a, b) = (&a[..n], &b[..n]);
-    let abs: f64 = a.iter().zip(b).map(|(x, y)| (*x as f64 * *y as f64).abs()).sum();
+    let abs: f64 = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| (*x as f64 * *y as f64).abs())
+        .sum();
     let exact: f64 = a.iter().zip(b).map(|(x, y)| *x as f64 * *y as f64).sum();
     let (s, r) = (simd::dot(a, b), reference::dot(a, b));
     if abs.is_finite() && abs < f32::MAX as f64 / 4.0 {
@@ -20,5 +24,8 @@ fuzz_target!(|input: (Vec<f32>, Vec<f32>)| {
         assert!((s as f64 - exact).abs() <= tol, "simd {s} exact {exact}");
         assert!((r as f64 - exact).abs() <= tol, "scalar {r} exact {exact}");
     }
-    assert_eq!(kernels::dot(a, b).unwrap().to_bits(), kernels::dot(a, b).unwrap().to_bits());
+    assert_eq!(
+        kernels::dot(a, b).unwrap().to_bits(),
+        kernels::dot(a, b).unwrap().to_bits()
+    );
 });

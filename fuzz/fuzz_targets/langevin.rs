@@ -14,7 +14,10 @@ fuzz_target!(|input: (Vec<f32>, Vec<f32>, Vec<f32>, Vec<f32>, f32)| {
     let ok_eps = eps.is_finite() && eps > 0.0;
     let mut tt = t.clone();
     let r = kernels::langevin_update(&mut tt, &g, &e, eps);
-    assert_eq!(r.is_ok(), ok_eps && t.len() == g.len() && t.len() == e.len());
+    assert_eq!(
+        r.is_ok(),
+        ok_eps && t.len() == g.len() && t.len() == e.len()
+    );
     let (t, g, e) = (&t[..n], &g[..n], &e[..n]);
     let m: Vec<f32> = m[..n].iter().map(|v| v.abs()).collect();
     let (h, s) = (0.5 * eps, eps.abs().sqrt());
@@ -28,17 +31,37 @@ fuzz_target!(|input: (Vec<f32>, Vec<f32>, Vec<f32>, Vec<f32>, f32)| {
     simd::langevin_update_precond(&mut ca, g, e, &m, h, s);
     reference::langevin_update_precond(&mut cb, g, e, &m, h, s);
     for i in 0..n {
-        let mag = (t[i] as f64).abs() + (h as f64 * g[i] as f64).abs() + (s as f64 * e[i] as f64).abs();
-        assert!(common::close(a[i], b[i], mag, 6.0), "update {i}: {} vs {}", a[i], b[i]);
-        assert!(common::close(pa[i], pb[i], mag, 6.0), "propose {i}: {} vs {}", pa[i], pb[i]);
+        let mag =
+            (t[i] as f64).abs() + (h as f64 * g[i] as f64).abs() + (s as f64 * e[i] as f64).abs();
+        assert!(
+            common::close(a[i], b[i], mag, 6.0),
+            "update {i}: {} vs {}",
+            a[i],
+            b[i]
+        );
+        assert!(
+            common::close(pa[i], pb[i], mag, 6.0),
+            "propose {i}: {} vs {}",
+            pa[i],
+            pb[i]
+        );
         let magc = (t[i] as f64).abs()
             + (h as f64 * m[i] as f64 * g[i] as f64).abs()
             + (s as f64 * (m[i] as f64).sqrt() * e[i] as f64).abs();
-        assert!(common::close(ca[i], cb[i], magc, 10.0), "precond {i}: {} vs {}", ca[i], cb[i]);
+        assert!(
+            common::close(ca[i], cb[i], magc, 10.0),
+            "precond {i}: {} vs {}",
+            ca[i],
+            cb[i]
+        );
     }
     // Moderate inputs and a valid step give finite outputs.
     if ok_eps && eps <= 1.0 {
-        let (mt, mg, me) = (common::moderate(t, 1e6), common::moderate(g, 1e6), common::moderate(e, 10.0));
+        let (mt, mg, me) = (
+            common::moderate(t, 1e6),
+            common::moderate(g, 1e6),
+            common::moderate(e, 10.0),
+        );
         let mut out = mt.clone();
         kernels::langevin_update(&mut out, &mg, &me, eps).unwrap();
         assert!(out.iter().all(|v| v.is_finite()));

@@ -13,11 +13,18 @@ fuzz_target!(|text: &str| {
         Ok(d) => {
             assert!(!d.y.is_empty() && d.y.iter().all(|y| y.is_finite()));
             match &d.features {
-                Features::SparseBinary { offsets, indices, d: dim } => {
+                Features::SparseBinary {
+                    offsets,
+                    indices,
+                    d: dim,
+                } => {
                     assert_eq!(offsets.len(), d.y.len() + 1);
                     for w in offsets.windows(2) {
                         let row = &indices[w[0]..w[1]];
-                        assert!(row.windows(2).all(|p| p[0] < p[1]) && row.iter().all(|&j| (j as usize) < *dim));
+                        assert!(
+                            row.windows(2).all(|p| p[0] < p[1])
+                                && row.iter().all(|&j| (j as usize) < *dim)
+                        );
                     }
                 }
                 Features::Dense { x, d: dim } => {

@@ -10,13 +10,19 @@ use sgld::models::TiedMixture;
 
 fuzz_target!(|input: (Vec<f32>, [f32; 3], Vec<f32>, Vec<u16>, bool)| {
     let (x, vars, theta, raw_batch, wrap) = input;
-    let Ok(model) = TiedMixture::new(&x, vars[0], vars[1], vars[2]) else { return };
+    let Ok(model) = TiedMixture::new(&x, vars[0], vars[1], vars[2]) else {
+        return;
+    };
     let n = x.len();
     let batch = common::batch(&raw_batch, n, wrap);
     let mut grad = [0.0f32; 2];
-    let valid = theta.len() == 2 && theta.iter().all(|t| t.is_finite()) && !batch.is_empty() && batch.iter().all(|&i| i < n);
+    let valid = theta.len() == 2
+        && theta.iter().all(|t| t.is_finite())
+        && !batch.is_empty()
+        && batch.iter().all(|&i| i < n);
     let got = MiniBatch::new(&model).gradient(&theta, &batch, &mut grad);
-    let moderate = x.iter().chain(&theta).all(|v| v.abs() <= 100.0) && vars.iter().all(|v| (0.01..=1e4).contains(v));
+    let moderate = x.iter().chain(&theta).all(|v| v.abs() <= 100.0)
+        && vars.iter().all(|v| (0.01..=1e4).contains(v));
     let mut want = [0.0f64; 2];
     let mut bound = [0.0f64; 2];
     if valid {
@@ -36,5 +42,7 @@ fuzz_target!(|input: (Vec<f32>, [f32; 3], Vec<f32>, Vec<u16>, bool)| {
         bound[0] += (t1 / vars[0] as f64).abs();
         bound[1] += (t2 / vars[1] as f64).abs();
     }
-    common::check_gradient(got, valid, &grad, moderate.then_some(&want[..]), |j| 1e-4 * bound[j] + 1e-6);
+    common::check_gradient(got, valid, &grad, moderate.then_some(&want[..]), |j| {
+        1e-4 * bound[j] + 1e-6
+    });
 });

@@ -16,7 +16,10 @@ fuzz_target!(|input: (u128, u16)| {
     assert_eq!(a.next_u64(), b.next_u64());
     for (x, y) in za.iter().zip(&zb) {
         assert!(x.is_finite() && x.abs() < 6.67, "{x}");
-        assert!((x - y).abs() <= 8.0 * f32::EPSILON * y.abs().max(1.0), "{x} vs {y}");
+        assert!(
+            (x - y).abs() <= 8.0 * f32::EPSILON * y.abs().max(1.0),
+            "{x} vs {y}"
+        );
     }
     let mut zc = vec![0.0f32; len];
     fill_normal(&mut DefaultRng::new(seed), &mut zc);

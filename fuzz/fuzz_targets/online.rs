@@ -3,21 +3,30 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use sgld::Sgld;
 use sgld::estimate::WeightedMoments;
 use sgld::models::Gaussian;
 use sgld::noise::DefaultRng;
 use sgld::online::{OnlineSgld, SparseBinaryExample};
 use sgld::schedule::Constant;
-use sgld::Sgld;
 
 fuzz_target!(|input: (Vec<(Vec<u32>, f32)>, f32, u64)| {
     let (examples, eps, seed) = input;
-    let Ok(schedule) = Constant::new(eps) else { return };
+    let Ok(schedule) = Constant::new(eps) else {
+        return;
+    };
     let (mut theta, mut scratch) = ([0.0f32; 6], [0.0f32; Sgld::scratch_len(6)]);
     let mut store = [0.0f64; WeightedMoments::storage_len(6)];
     let mut batch = [0usize; 3];
     let mut learner = OnlineSgld::<SparseBinaryExample<4>, _, _, 8>::new(
-        &mut theta, &mut scratch, &mut store, &mut batch, Gaussian::new(1.0).unwrap(), schedule, Sgld::new(), 2,
+        &mut theta,
+        &mut scratch,
+        &mut store,
+        &mut batch,
+        Gaussian::new(1.0).unwrap(),
+        schedule,
+        Sgld::new(),
+        2,
     )
     .unwrap();
     let mut rng = DefaultRng::new(seed as u128);

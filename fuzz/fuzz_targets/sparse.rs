@@ -11,15 +11,29 @@ fuzz_target!(|input: (Vec<u32>, Vec<f32>, f32)| {
     let (idx, w, alpha) = input;
     let valid = idx.iter().all(|&j| (j as usize) < w.len());
     assert_eq!(kernels::sparse_dot(&idx, &w).is_ok(), valid);
-    let abs: f64 = idx.iter().filter_map(|&j| w.get(j as usize)).map(|v| (*v as f64).abs()).sum();
+    let abs: f64 = idx
+        .iter()
+        .filter_map(|&j| w.get(j as usize))
+        .map(|v| (*v as f64).abs())
+        .sum();
     let (s, r) = (simd::sparse_dot(&idx, &w), reference::sparse_dot(&idx, &w));
-    assert!(common::close(s, r, abs, 2.0 * (idx.len() as f64 + 1.0)) || (idx.len() + 1) as f64 * common::U >= 1.0);
+    assert!(
+        common::close(s, r, abs, 2.0 * (idx.len() as f64 + 1.0))
+            || (idx.len() + 1) as f64 * common::U >= 1.0
+    );
     let (mut ys, mut yr, mut yc) = (w.clone(), w.clone(), w.clone());
     simd::sparse_axpy(alpha, &idx, &mut ys);
     reference::sparse_axpy(alpha, &idx, &mut yr);
-    assert!(ys.iter().zip(&yr).all(|(a, b)| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())));
+    assert!(
+        ys.iter()
+            .zip(&yr)
+            .all(|(a, b)| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()))
+    );
     assert_eq!(kernels::sparse_axpy(alpha, &idx, &mut yc).is_ok(), valid);
     if !valid {
-        assert_eq!(yc.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), w.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+        assert_eq!(
+            yc.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            w.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+        );
     }
 });

@@ -16,7 +16,11 @@ fuzz_target!(|input: (u8, Vec<(f64, Vec<f32>)>)| {
     };
     let mut accepted: Vec<(f64, Vec<f32>)> = Vec::new();
     for (w, v) in pushes.into_iter().take(200) {
-        let ok = v.len() == d && w.is_finite() && w > 0.0 && v.iter().all(|x| x.is_finite());
+        let ok = v.len() == d
+            && w.is_finite()
+            && w > 0.0
+            && v.iter().all(|x| x.is_finite())
+            && (m.total_weight() + w).is_finite();
         let before = m.count();
         assert_eq!(m.push(w, &v).is_ok(), ok);
         if ok {
@@ -31,13 +35,23 @@ fuzz_target!(|input: (u8, Vec<(f64, Vec<f32>)>)| {
     }
     let total: f64 = accepted.iter().map(|a| a.0).sum();
     for j in 0..d {
-        let (lo, hi) = accepted.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), a| (l.min(a.1[j] as f64), h.max(a.1[j] as f64)));
+        let (lo, hi) = accepted
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), a| {
+                (l.min(a.1[j] as f64), h.max(a.1[j] as f64))
+            });
         let mean = m.mean(j);
         let var = m.variance(j);
         if total.is_finite() && lo.abs().max(hi.abs()) < 1e30 {
             let spread = (hi - lo).max(lo.abs().max(hi.abs()) * 1e-12);
-            assert!(mean >= lo - 1e-9 * spread && mean <= hi + 1e-9 * spread, "mean {mean} outside [{lo}, {hi}]");
-            assert!(var.is_finite() && var >= 0.0 && var <= (hi - lo).powi(2) * (1.0 + 1e-9) + 1e-300, "var {var}");
+            assert!(
+                mean >= lo - 1e-9 * spread && mean <= hi + 1e-9 * spread,
+                "mean {mean} outside [{lo}, {hi}]"
+            );
+            assert!(
+                var.is_finite() && var >= 0.0 && var <= (hi - lo).powi(2) * (1.0 + 1e-9) + 1e-300,
+                "var {var}"
+            );
         }
     }
 });

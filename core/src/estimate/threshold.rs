@@ -88,6 +88,9 @@ pub fn sampling_threshold(
     scratch: &mut [f64],
 ) -> Result<Threshold, Error> {
     check_step_size(eps)?;
+    if eps > f32::MAX as f64 {
+        return Err(Error::InvalidStepSize { value: eps });
+    }
     if n < 2 {
         return Err(Error::InvalidParameter {
             what: "the sampling threshold needs at least 2 scores",

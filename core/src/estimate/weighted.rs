@@ -1,8 +1,9 @@
 //! The step-size-weighted posterior estimator of eq. 11, with weighted variance.
 //!
 //! `E[f(θ)] ≈ Σₜ εₜ f(θₜ) / Σₜ εₜ`. Each pushed sample updates, for every component, a
-//! weighted mean and a weighted sum of squared deviations by West's (1979) incremental
-//! algorithm, in f64, with Kahan compensation of the mean and of the weight total, so
+//! weighted mean and the weighted variance by West's (1979) incremental algorithm (kept
+//! as a variance rather than a sum of squares, so no finite input overflows), in f64, with
+//! Kahan compensation of the mean and of the weight total, so
 //! that 10⁸ updates lose no accuracy (the release tests check this against a direct
 //! two-pass f64 computation). Pushing the weight 1 gives the plain average.
 
@@ -26,7 +27,7 @@ const WORDS: usize = 3;
 /// ```
 #[derive(Debug)]
 pub struct WeightedMoments<'a> {
-    /// `[mean, mean compensation, m2]` per component.
+    /// `[mean, mean compensation, variance]` per component.
     words: &'a mut [f64],
     dim: usize,
     weight: f64,
@@ -81,6 +82,11 @@ impl<'a> WeightedMoments<'a> {
         // Kahan-compensated total weight.
         let y = w - self.weight_comp;
         let total = self.weight + y;
+        if !total.is_finite() {
+            return Err(Error::InvalidParameter {
+                what: "estimator weights overflow: their total is not finite",
+            });
+        }
         self.weight_comp = (total - self.weight) - y;
         self.weight = total;
         self.weight_sq += w * w;
@@ -94,7 +100,9 @@ impl<'a> WeightedMoments<'a> {
             let t = c[0] + y;
             c[1] = (t - c[0]) - y;
             c[0] = t;
-            c[2] += w * delta * (x - c[0]);
+            // The weighted variance itself (not Σw·δ², which can overflow):
+            // v ← v·(W_old/W) + (w/W)·δ·(x − x̄_new).
+            c[2] = c[2] * (1.0 - frac) + frac * delta * (x - c[0]);
         }
         Ok(())
     }
@@ -135,7 +143,7 @@ impl<'a> WeightedMoments<'a> {
     /// or out of range.
     pub fn variance(&self, j: usize) -> f64 {
         match self.words.chunks_exact(WORDS).nth(j) {
-            Some(c) if self.count > 0 => (c[2] / self.weight).max(0.0),
+            Some(c) if self.count > 0 => c[2].max(0.0),
             _ => f64::NAN,
         }
     }

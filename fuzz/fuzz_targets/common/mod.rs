@@ -22,12 +22,29 @@ pub fn close(x: f32, y: f32, mag: f64, rounds: f64) -> bool {
 /// Makes arbitrary floats moderate: non-finite values become 0 and magnitudes are
 /// capped, for targets that check finiteness of outputs.
 pub fn moderate(v: &[f32], cap: f32) -> Vec<f32> {
-    v.iter().map(|x| if x.is_finite() { x.clamp(-cap, cap) } else { 0.0 }).collect()
+    v.iter()
+        .map(|x| {
+            if x.is_finite() {
+                x.clamp(-cap, cap)
+            } else {
+                0.0
+            }
+        })
+        .collect()
 }
 
 /// Batch indices from fuzz input, modulo a data-set size when `wrap` (else as given).
 pub fn batch(raw: &[u16], n: usize, wrap: bool) -> Vec<usize> {
-    raw.iter().take(64).map(|&i| if wrap && n > 0 { i as usize % n } else { i as usize }).collect()
+    raw.iter()
+        .take(64)
+        .map(|&i| {
+            if wrap && n > 0 {
+                i as usize % n
+            } else {
+                i as usize
+            }
+        })
+        .collect()
 }
 
 /// The checked gradient must succeed exactly when the inputs are valid; with moderate
@@ -43,7 +60,11 @@ pub fn check_gradient(
     if let (true, Some(want)) = (valid, want) {
         for (j, (g, w)) in grad.iter().zip(want).enumerate() {
             assert!(g.is_finite(), "grad[{j}] = {g}");
-            assert!((*g as f64 - w).abs() <= tol(j), "grad[{j}] = {g}, f64 reference {w}, tolerance {}", tol(j));
+            assert!(
+                (*g as f64 - w).abs() <= tol(j),
+                "grad[{j}] = {g}, f64 reference {w}, tolerance {}",
+                tol(j)
+            );
         }
     }
 }
