@@ -42,6 +42,13 @@ pub fn log_sigmoid(z: f32) -> f32 {
     -softplus(-z)
 }
 
+/// `tanh(x)`, in `[−1, 1]` for every argument (libm's `tanhf`: no overflow of `eˣ`,
+/// ±1 beyond |x| ≈ 9, `x` itself for tiny |x|). The ICA score uses it.
+#[inline]
+pub fn tanh(x: f32) -> f32 {
+    libm::tanhf(x)
+}
+
 /// [`softplus`] in f64.
 #[inline]
 pub fn softplus_f64(x: f64) -> f64 {

@@ -146,3 +146,41 @@ fn fetch_refuses_a_download_with_the_wrong_checksum() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("unknown data set"));
     stop.store(true, Ordering::Relaxed);
 }
+
+#[test]
+fn unusable_data_directories_get_clear_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A data "directory" that is a file: fetch cannot create anything below it.
+    let file = tmp.path().join("not-a-dir");
+    std::fs::write(&file, "x").unwrap();
+    let (url, stop) = serve(shared_datasets(), false);
+    let o = sgld(&file, &url)
+        .args(["data", "fetch", "uci-yacht"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("cannot create"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    stop.store(true, Ordering::Relaxed);
+    // A missing data directory: list says every set is missing, reproduce says what is not found.
+    let missing = tmp.path().join("nowhere");
+    let o = sgld(&missing, "").args(["data", "list"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&o.stdout).contains("missing  a9a"));
+    let o = sgld(&missing, "")
+        .args(["reproduce", "logreg", "--quick", "--out"])
+        .arg(tmp.path().join("r"))
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("a9a/a9a not found in"));
+    // No data directory at all: fetch refuses.
+    let o = Command::new(env!("CARGO_BIN_EXE_sgld"))
+        .env_remove("SGLD_DATA_DIR")
+        .args(["data", "fetch", "a9a"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&o.stderr).contains("needs a data directory"));
+}
