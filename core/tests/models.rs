@@ -1,7 +1,7 @@
 //! Model gradients against finite differences of their log densities, dense against
 //! sparse logistic regression, and the stable scalar functions at extreme arguments.
 
-use sgld::math::{log_sigmoid, sigmoid, softplus};
+use sgld::math::{log_sigmoid, sigmoid, softplus, tanh};
 use sgld::models::{
     Gaussian, GaussianMean, Laplace, LinearRegression, LogisticDense, LogisticSparse, Model,
     SparseRows, TiedMixture,
@@ -205,6 +205,12 @@ fn stable_functions_at_extreme_arguments() {
         assert!(
             close(ls, -(-zf).max(0.0) - (-zf.abs()).exp().ln_1p()),
             "log_sigmoid({z}) = {ls}"
+        );
+        let th = tanh(z);
+        assert!(
+            th.is_finite() && close(th, zf.tanh()),
+            "tanh({z}) = {th}, f64 reference {}",
+            zf.tanh()
         );
     }
 }
