@@ -16,12 +16,12 @@
 #[path = "libc.rs"]
 mod libc;
 
+use sgld::Sgld;
 use sgld::estimate::WeightedMoments;
 use sgld::models::Laplace;
 use sgld::noise::default_rng;
 use sgld::online::{Example, OnlineSgld, SparseBinaryExample};
 use sgld::schedule::Polynomial;
-use sgld::Sgld;
 
 const D: usize = 124;
 const FEATURES: u32 = 123;
@@ -37,13 +37,20 @@ struct Stream {
 
 impl Stream {
     fn next_u32(&mut self) -> u32 {
-        self.s = self.s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.s = self
+            .s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (self.s >> 33) as u32
     }
 
     /// The true coefficient of feature `j`: a fixed sparse pattern in [−1.5, 1.5].
     fn beta(j: u32) -> f32 {
-        if j % 3 == 0 { ((j * 37) % 31) as f32 / 10.0 - 1.5 } else { 0.0 }
+        if j.is_multiple_of(3) {
+            ((j * 37) % 31) as f32 / 10.0 - 1.5
+        } else {
+            0.0
+        }
     }
 
     fn next_example(&mut self) -> SparseBinaryExample<16> {
