@@ -6,6 +6,7 @@
 pub mod error;
 pub mod estimate;
 pub mod gradient;
+pub mod ica;
 pub mod kernels;
 pub mod linalg;
 pub mod math;

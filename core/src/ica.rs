@@ -1,0 +1,512 @@
+//! Bayesian ICA with natural-gradient SGLD and corrected Langevin (§5.3).
+//!
+//! Model (eq. 14): `p(x, W) = |det W| Πᵢ pᵢ(wᵢᵀx) Πᵢⱼ N(Wᵢⱼ; 0, 1/λ)` with
+//! `pᵢ(y) = 1/(4 cosh²(y/2))`; `λ` is the prior *precision*, as in eq. 15.
+//!
+//! Natural gradient (eq. 15), the data sum estimated from a mini-batch of n and scaled
+//! by N/n: `D_W = (N·I − (N/n) Σ tanh(yₙ/2) yₙᵀ) W − λ W WᵀW`, with `yₙ = W xₙ`.
+//!
+//! SGLD (eq. 16): `W ← W + ½ε D_W + η √(WᵀW)`, `ηᵢⱼ ~ N(0, ε)`, where
+//! `√(WᵀW) = U Λ^½ Uᵀ` from a symmetric eigendecomposition. The preconditioner is
+//! `M = δ ⊗ WᵀW`: each row of `W` moves with covariance `ε WᵀW`.
+//!
+//! **Drift correction.** A position-dependent preconditioner needs the drift term
+//! `Γᵢⱼ = Σₖₗ ∂M_{ij,kl}/∂W_{kl}` for the Langevin dynamics to leave the posterior invariant
+//! (Girolami & Calderhead 2011; Ma, Chen & Fox 2015). For `M = δ ⊗ WᵀW` it is
+//! `Γ = (D + 1) W`. Eq. 16 omits it, which biases the samples by `O(D/N)`; by default
+//! [`Ica::sgld_step`] adds `½ε Γ`, and [`Ica::paper_drift`] gives eq. 16 exactly. (The
+//! corrected-Langevin sampler is exact either way: its accept/reject step uses the
+//! proposal density.)
+//!
+//! Corrected Langevin (eq. 17–19): the same proposal with the full-data gradient and a
+//! constant step, accepted with the Metropolis–Hastings rule, where
+//! `log q(W → W*) = −tr[(δW − ½εD)(WᵀW)⁻¹(δW − ½εD)ᵀ]/(2ε) − (D/2) log det(WᵀW) + c`.
+//!
+//! Matrices are `D × D`, row-major, in f64 (caller buffers); the data are f32 rows.
+
+use rand_core::Rng;
+
+use crate::error::{Error, check_len};
+use crate::linalg::sym_eigen;
+use crate::noise::fill_normal;
+
+/// The ICA model over `N` data rows of `D` channels.
+#[derive(Debug, Clone, Copy)]
+pub struct Ica<'a> {
+    x: &'a [f32],
+    d: usize,
+    lambda: f64,
+    drift_correction: bool,
+}
+
+/// What a corrected-Langevin step did.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MalaInfo {
+    /// Whether the proposal was accepted.
+    pub accepted: bool,
+    /// `log [p(W*) q(W*→W) / p(W) q(W→W*)]`.
+    pub log_ratio: f64,
+}
+
+/// `out = a · b` for `d × d` matrices.
+fn matmul(a: &[f64], b: &[f64], out: &mut [f64], d: usize) {
+    for i in 0..d {
+        for j in 0..d {
+            out[i * d + j] = (0..d).map(|k| a[i * d + k] * b[k * d + j]).sum();
+        }
+    }
+}
+
+/// `out = aᵀ · a`.
+fn gram(a: &[f64], out: &mut [f64], d: usize) {
+    for i in 0..d {
+        for j in 0..d {
+            out[i * d + j] = (0..d).map(|k| a[k * d + i] * a[k * d + j]).sum();
+        }
+    }
+}
+
+/// `log(cosh(a))` without overflow.
+fn log_cosh(a: f64) -> f64 {
+    let b = a.abs();
+    b + libm::log1p(libm::exp(-2.0 * b)) - core::f64::consts::LN_2
+}
+
+/// `log |det A|` by LU with partial pivoting (destroys `a`); `−∞` for a singular matrix.
+fn log_abs_det(a: &mut [f64], d: usize) -> f64 {
+    let mut s = 0.0;
+    for c in 0..d {
+        let p = (c..d)
+            .max_by(|&i, &j| a[i * d + c].abs().total_cmp(&a[j * d + c].abs()))
+            .unwrap_or(c);
+        if a[p * d + c] == 0.0 {
+            return f64::NEG_INFINITY;
+        }
+        if p != c {
+            for k in 0..d {
+                a.swap(c * d + k, p * d + k);
+            }
+        }
+        let piv = a[c * d + c];
+        s += libm::log(piv.abs());
+        for r in c + 1..d {
+            let f = a[r * d + c] / piv;
+            for k in c..d {
+                a[r * d + k] -= f * a[c * d + k];
+            }
+        }
+    }
+    s
+}
+
+impl<'a> Ica<'a> {
+    /// The model on `x` (`N × d` row-major, finite, `N ≥ 1`, `1 ≤ d ≤ 64`) with prior
+    /// precision `λ > 0`.
+    pub fn new(x: &'a [f32], d: usize, lambda: f64) -> Result<Self, Error> {
+        if d == 0 || d > 64 {
+            return Err(Error::InvalidParameter {
+                what: "ICA dimension must be between 1 and 64",
+            });
+        }
+        if x.is_empty() {
+            return Err(Error::Empty { what: "data set" });
+        }
+        crate::models::check_matrix("x", x, x.len() / d, d)?;
+        crate::error::check_positive("ICA prior precision must be finite and > 0", lambda)?;
+        Ok(Self {
+            x,
+            d,
+            lambda,
+            drift_correction: true,
+        })
+    }
+
+    /// The same model whose SGLD step follows eq. 16 literally, without the drift
+    /// correction `½ε(D + 1)W` (see the module docs).
+    pub fn paper_drift(self) -> Self {
+        Self {
+            drift_correction: false,
+            ..self
+        }
+    }
+
+    /// Channels `D`.
+    pub fn dim(&self) -> usize {
+        self.d
+    }
+
+    /// Data rows `N`.
+    pub fn len(&self) -> usize {
+        self.x.len() / self.d
+    }
+
+    /// Never true for a model built by [`Ica::new`].
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// f64 scratch words the functions of this module need for dimension `d`.
+    pub const fn scratch_len(d: usize) -> usize {
+        10 * d * d + 2 * d
+    }
+
+    fn check(&self, w: &[f64], scratch: &[f64]) -> Result<(), Error> {
+        check_len("W", self.d * self.d, w.len())?;
+        if !w.iter().all(|v| v.is_finite()) {
+            return Err(Error::NonFinite { what: "W" });
+        }
+        if scratch.len() < Self::scratch_len(self.d) {
+            return Err(Error::LengthMismatch {
+                what: "ICA scratch",
+                expected: Self::scratch_len(self.d),
+                found: scratch.len(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The full-data log density `log p(X, W)` up to a constant:
+    /// `N log|det W| − Σₙ Σᵢ 2 log cosh(yₙᵢ/2) − (λ/2) Σ W²`.
+    pub fn log_density(&self, w: &[f64], scratch: &mut [f64]) -> Result<f64, Error> {
+        self.check(w, scratch)?;
+        Ok(self.log_density_unchecked(w, scratch))
+    }
+
+    fn log_density_unchecked(&self, w: &[f64], scratch: &mut [f64]) -> f64 {
+        let d = self.d;
+        let lu = &mut scratch[..d * d];
+        lu.copy_from_slice(w);
+        let mut s = self.len() as f64 * log_abs_det(lu, d);
+        for row in self.x.chunks_exact(d) {
+            for i in 0..d {
+                let y: f64 = (0..d).map(|k| w[i * d + k] * row[k] as f64).sum();
+                s -= 2.0 * log_cosh(0.5 * y);
+            }
+        }
+        s - 0.5 * self.lambda * w.iter().map(|v| v * v).sum::<f64>()
+    }
+
+    /// The natural gradient `D_W` of eq. 15 from the rows in `batch` (scaled by N/n),
+    /// written into `out` (`d × d`).
+    pub fn natural_gradient(
+        &self,
+        w: &[f64],
+        batch: &[usize],
+        out: &mut [f64],
+        scratch: &mut [f64],
+    ) -> Result<(), Error> {
+        self.check(w, scratch)?;
+        check_len("D_W", self.d * self.d, out.len())?;
+        crate::gradient::check_batch(batch, self.len())?;
+        self.natural_gradient_unchecked(w, batch, out, scratch);
+        Ok(())
+    }
+
+    fn natural_gradient_unchecked(
+        &self,
+        w: &[f64],
+        batch: &[usize],
+        out: &mut [f64],
+        scratch: &mut [f64],
+    ) {
+        let d = self.d;
+        let (a, rest) = scratch.split_at_mut(d * d);
+        let (c, rest) = rest.split_at_mut(d * d);
+        let (t2, rest) = rest.split_at_mut(d * d);
+        let (y, rest) = rest.split_at_mut(d);
+        let th = &mut rest[..d];
+        // A = N·I − (N/n) Σ tanh(y/2) yᵀ
+        a.fill(0.0);
+        for &n in batch {
+            let Some(row) = self.x.get(n * d..(n + 1) * d) else {
+                continue;
+            };
+            for i in 0..d {
+                y[i] = (0..d).map(|k| w[i * d + k] * row[k] as f64).sum();
+                th[i] = libm::tanh(0.5 * y[i]);
+            }
+            for i in 0..d {
+                for j in 0..d {
+                    a[i * d + j] -= th[i] * y[j];
+                }
+            }
+        }
+        let nn = self.len() as f64;
+        let scale = nn / batch.len().max(1) as f64;
+        for v in a.iter_mut() {
+            *v *= scale;
+        }
+        for i in 0..d {
+            a[i * d + i] += nn;
+        }
+        // out = A W − λ W (WᵀW)
+        matmul(a, w, out, d);
+        gram(w, c, d);
+        matmul(w, c, t2, d);
+        for (o, v) in out.iter_mut().zip(t2.iter()) {
+            *o -= self.lambda * v;
+        }
+    }
+
+    /// `√(WᵀW)` into `out`, and optionally `(WᵀW)⁻¹` into `inv`, with
+    /// `log det(WᵀW)` returned (uses the first `3d²` scratch words).
+    fn sqrt_gram(
+        &self,
+        w: &[f64],
+        out: &mut [f64],
+        mut inv: Option<&mut [f64]>,
+        scratch: &mut [f64],
+    ) -> f64 {
+        let d = self.d;
+        let (c, rest) = scratch.split_at_mut(d * d);
+        let u = &mut rest[..d * d];
+        gram(w, c, d);
+        // Cannot fail: lengths are d² and W (hence WᵀW) is finite.
+        let _ = sym_eigen(c, d, Some(u));
+        let mut logdet = 0.0;
+        for k in 0..d {
+            logdet += libm::log(c[k * d + k]);
+        }
+        for i in 0..d {
+            for j in 0..d {
+                let mut s = 0.0;
+                let mut si = 0.0;
+                for k in 0..d {
+                    let l = c[k * d + k].max(0.0);
+                    s += u[i * d + k] * libm::sqrt(l) * u[j * d + k];
+                    si += u[i * d + k] * u[j * d + k] / l;
+                }
+                out[i * d + j] = s;
+                if let Some(inv) = inv.as_deref_mut() {
+                    inv[i * d + j] = si;
+                }
+            }
+        }
+        logdet
+    }
+
+    /// Draws `η √(WᵀW)` with `ηᵢⱼ ~ N(0, ε)` into `out`.
+    fn noise<R: Rng + ?Sized>(
+        &self,
+        w: &[f64],
+        eps: f64,
+        rng: &mut R,
+        out: &mut [f64],
+        scratch: &mut [f64],
+    ) -> f64 {
+        let d = self.d;
+        let (r, rest) = scratch.split_at_mut(d * d);
+        let (eta, rest) = rest.split_at_mut(d * d);
+        let logdet = self.sqrt_gram(w, r, None, rest);
+        let mut z = [0.0f32; 64];
+        let se = libm::sqrt(eps);
+        for i in 0..d {
+            fill_normal(rng, &mut z[..d]);
+            for j in 0..d {
+                eta[i * d + j] = se * z[j] as f64;
+            }
+        }
+        matmul(eta, r, out, d);
+        logdet
+    }
+
+    /// One SGLD step of eq. 16 on a mini-batch: `W ← W + ½ε (D_W + Γ) + η √(WᵀW)`, with
+    /// the drift correction `Γ = (D + 1)W` unless the model was built with
+    /// [`paper_drift`](Self::paper_drift).
+    /// A step whose result is not finite is refused (W kept) and reported `Ok(false)`.
+    pub fn sgld_step<R: Rng + ?Sized>(
+        &self,
+        w: &mut [f64],
+        batch: &[usize],
+        eps: f64,
+        rng: &mut R,
+        scratch: &mut [f64],
+    ) -> Result<bool, Error> {
+        crate::error::check_step_size(eps)?;
+        self.check(w, scratch)?;
+        crate::gradient::check_batch(batch, self.len())?;
+        let d = self.d;
+        let (dw, rest) = scratch.split_at_mut(d * d);
+        let (nz, rest) = rest.split_at_mut(d * d);
+        self.natural_gradient_unchecked(w, batch, dw, rest);
+        self.noise(w, eps, rng, nz, rest);
+        let gamma = if self.drift_correction {
+            (d + 1) as f64
+        } else {
+            0.0
+        };
+        let finite = dw
+            .iter()
+            .zip(nz.iter())
+            .zip(w.iter())
+            .all(|((g, e), v)| (v + 0.5 * eps * (g + gamma * v) + e).is_finite());
+        if !finite {
+            return Ok(false);
+        }
+        for ((v, g), e) in w.iter_mut().zip(dw.iter()).zip(nz.iter()) {
+            *v += 0.5 * eps * (g + gamma * *v) + e;
+        }
+        Ok(true)
+    }
+
+    /// `log q(from → to)` of the proposal of eq. 17 up to constants shared by both
+    /// directions, given `D_W(from)` and `(WᵀW)⁻¹` and `log det(WᵀW)` at `from`.
+    fn log_q(
+        &self,
+        from: &[f64],
+        to: &[f64],
+        dw: &[f64],
+        inv: &[f64],
+        logdet: f64,
+        eps: f64,
+    ) -> f64 {
+        let d = self.d;
+        let mut quad = 0.0;
+        for i in 0..d {
+            for j in 0..d {
+                let rj = to[i * d + j] - from[i * d + j] - 0.5 * eps * dw[i * d + j];
+                for k in 0..d {
+                    let rk = to[i * d + k] - from[i * d + k] - 0.5 * eps * dw[i * d + k];
+                    quad += rj * inv[j * d + k] * rk;
+                }
+            }
+        }
+        -quad / (2.0 * eps) - 0.5 * d as f64 * logdet
+    }
+
+    /// One corrected-Langevin (MALA) step with the full-data gradient and step `eps`
+    /// (eq. 17–19). `proposal` (`d × d`) receives the proposed `W*`.
+    pub fn mala_step<R: Rng + ?Sized>(
+        &self,
+        w: &mut [f64],
+        eps: f64,
+        rng: &mut R,
+        proposal: &mut [f64],
+        scratch: &mut [f64],
+    ) -> Result<MalaInfo, Error> {
+        crate::error::check_step_size(eps)?;
+        self.check(w, scratch)?;
+        check_len("proposal", self.d * self.d, proposal.len())?;
+        let d = self.d;
+        let all = AllRows(self.len());
+        let (dw, rest) = scratch.split_at_mut(d * d);
+        let (dws, rest) = rest.split_at_mut(d * d);
+        let (inv, rest) = rest.split_at_mut(d * d);
+        let (invs, rest) = rest.split_at_mut(d * d);
+        self.full_gradient(w, &all, dw, rest);
+        let (r, rest2) = rest.split_at_mut(d * d);
+        let logdet = self.sqrt_gram(w, r, Some(inv), rest2);
+        self.noise(w, eps, rng, proposal, rest);
+        for ((p, v), g) in proposal.iter_mut().zip(w.iter()).zip(dw.iter()) {
+            *p += v + 0.5 * eps * g;
+        }
+        if !proposal.iter().all(|v| v.is_finite()) {
+            return Ok(MalaInfo {
+                accepted: false,
+                log_ratio: f64::NEG_INFINITY,
+            });
+        }
+        self.full_gradient(proposal, &all, dws, rest);
+        let (r, rest2) = rest.split_at_mut(d * d);
+        let logdet_s = self.sqrt_gram(proposal, r, Some(invs), rest2);
+        let lp = self.log_density_unchecked(w, rest);
+        let lps = self.log_density_unchecked(proposal, rest);
+        let log_ratio = lps - lp + self.log_q(proposal, w, dws, invs, logdet_s, eps)
+            - self.log_q(w, proposal, dw, inv, logdet, eps);
+        let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        let accepted = log_ratio.is_finite() && libm::log(u.max(f64::MIN_POSITIVE)) < log_ratio;
+        if accepted {
+            w.copy_from_slice(proposal);
+        }
+        Ok(MalaInfo {
+            accepted,
+            log_ratio,
+        })
+    }
+
+    /// The sampling threshold of eq. 10 for ICA, with the scores of eq. 20:
+    /// `sₙ = (∇log p(W)/N + ∇log p(xₙ|W)) (WᵀW)^½` over the rows in `batch` (`n ≥ 2`),
+    /// `α = ε N²/(4n) λ_max(cov sₙ)`. `scores` holds `n·d²` f32 and `tscratch`
+    /// [`threshold_scratch_len`](crate::estimate::threshold_scratch_len)`(n, d²)` words.
+    #[allow(clippy::too_many_arguments)]
+    pub fn threshold(
+        &self,
+        w: &[f64],
+        batch: &[usize],
+        eps: f64,
+        scores: &mut [f32],
+        scratch: &mut [f64],
+        tscratch: &mut [f64],
+    ) -> Result<crate::estimate::Threshold, Error> {
+        self.check(w, scratch)?;
+        crate::gradient::check_batch(batch, self.len())?;
+        let d = self.d;
+        let dd = d * d;
+        check_len("scores", batch.len() * dd, scores.len())?;
+        let (r, rest) = scratch.split_at_mut(dd);
+        let (inv, rest) = rest.split_at_mut(dd);
+        let (wit, rest) = rest.split_at_mut(dd);
+        let (g, rest) = rest.split_at_mut(dd);
+        self.sqrt_gram(w, r, Some(inv), rest);
+        // W⁻ᵀ = W (WᵀW)⁻¹
+        matmul(w, inv, wit, d);
+        let nn = self.len() as f64;
+        for (row_out, &n) in scores.chunks_exact_mut(dd).zip(batch) {
+            let x = &self.x[n * d..(n + 1) * d];
+            // ∇ log p(xₙ|W) + ∇ log p(W)/N = W⁻ᵀ − tanh(y/2) xᵀ − (λ/N) W
+            for i in 0..d {
+                let y: f64 = (0..d).map(|k| w[i * d + k] * x[k] as f64).sum();
+                let t = libm::tanh(0.5 * y);
+                for j in 0..d {
+                    g[i * d + j] =
+                        wit[i * d + j] - t * x[j] as f64 - self.lambda / nn * w[i * d + j];
+                }
+            }
+            for i in 0..d {
+                for j in 0..d {
+                    row_out[i * d + j] =
+                        (0..d).map(|k| g[i * d + k] * r[k * d + j]).sum::<f64>() as f32;
+                }
+            }
+        }
+        crate::estimate::sampling_threshold(
+            scores,
+            batch.len(),
+            dd,
+            eps,
+            self.len(),
+            None,
+            tscratch,
+        )
+    }
+
+    fn full_gradient(&self, w: &[f64], all: &AllRows, out: &mut [f64], scratch: &mut [f64]) {
+        // The batch of every row, without materialising the indices: chunks of 64.
+        let d = self.d;
+        let n = all.0;
+        let mut acc = [0.0f64; 64 * 64];
+        let acc = &mut acc[..d * d];
+        let mut idx = [0usize; 64];
+        let mut start = 0;
+        while start < n {
+            let end = (start + 64).min(n);
+            for (k, slot) in idx.iter_mut().enumerate().take(end - start) {
+                *slot = start + k;
+            }
+            self.natural_gradient_unchecked(w, &idx[..end - start], out, scratch);
+            // natural_gradient scales the chunk by N/len(chunk) and adds the N·I and prior
+            // terms; undo to accumulate the data sum.
+            let scale = (end - start) as f64 / n as f64;
+            for (a, o) in acc.iter_mut().zip(out.iter()) {
+                *a += o * scale;
+            }
+            start = end;
+        }
+        // Each chunk contributed (N·I·W − λWWᵀW)·(chunk/N); the chunks sum to N, so the
+        // accumulated value is exactly D_W over all rows.
+        out.copy_from_slice(acc);
+    }
+}
+
+/// All rows `0..N` as a batch.
+struct AllRows(usize);
