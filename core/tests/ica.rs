@@ -306,7 +306,7 @@ fn sgld_posterior_mean_matches_a_long_mala_run_on_2x2() {
     let steps = 200_000;
     let mut wm = start.clone();
     let mut prop = vec![0.0; 4];
-    let mut mala: Vec<Vec<f64>> = vec![Vec::with_capacity(steps); 4];
+    let mut mala: Vec<Vec<f64>> = (0..4).map(|_| Vec::with_capacity(steps)).collect();
     let mut accepted = 0usize;
     for _ in 0..steps {
         accepted += usize::from(
@@ -322,7 +322,7 @@ fn sgld_posterior_mean_matches_a_long_mala_run_on_2x2() {
     // SGLD with mini-batches of 20.
     let mut ws = start.clone();
     let mut batch = [0usize; 20];
-    let mut sg: Vec<Vec<f64>> = vec![Vec::with_capacity(4 * steps); 4];
+    let mut sg: Vec<Vec<f64>> = (0..4).map(|_| Vec::with_capacity(4 * steps)).collect();
     for _ in 0..4 * steps {
         sgld::gradient::sample_batch(&mut rng, n, &mut batch).unwrap();
         ica.sgld_step(&mut ws, &batch, 0.01 / n as f64, &mut rng, &mut scratch)
