@@ -4,6 +4,7 @@
 pub mod data;
 pub mod diagnostics;
 pub mod experiments;
+pub mod ica_tools;
 pub mod plot;
 pub mod predict;
 pub mod sample;

@@ -80,8 +80,34 @@ fn quick_reproduction_writes_every_file_with_sane_numbers() {
     let report = std::fs::read_to_string(gmm.join("report.md")).unwrap();
     assert!(report.contains("total-variation distance") && report.contains("figure1.png"));
 
+    let ica = out.path().join("ica");
+    check_figure(&ica, "figure4");
+    check_figure(&ica, "figure5");
+    let amari = column(&ica.join("figure4_amari.csv"), "sgld_amari");
+    assert!(
+        !amari.is_empty() && amari.iter().all(|v| (0.0..=1.0).contains(v)),
+        "Amari distances in [0, 1]"
+    );
+    let ins = column(&ica.join("figure4_instability.csv"), "mala");
+    assert!(ins.len() == 6 && ins.iter().all(|v| v.is_finite() && *v > 0.0));
+    let kurt = column(&ica.join("figure4_instability.csv"), "kurtosis");
+    assert!(kurt.iter().all(|k| (1.0..50.0).contains(k)));
+    assert!(
+        std::fs::read_to_string(ica.join("report.md"))
+            .unwrap()
+            .contains("acceptance rate")
+    );
+
     match data {
         Some(_) => {
+            let meg = out.path().join("meg");
+            check_figure(&meg, "figure6");
+            let report = std::fs::read_to_string(meg.join("report.md")).unwrap();
+            assert!(
+                report.contains("EEG Eye State")
+                    && report.contains("KIT MEG")
+                    && report.contains("samples/s")
+            );
             let lr = out.path().join("logreg");
             check_figure(&lr, "figure3");
             let acc = column(&lr.join("figure3.csv"), "test_accuracy_mean");
@@ -96,7 +122,10 @@ fn quick_reproduction_writes_every_file_with_sane_numbers() {
             let report = std::fs::read_to_string(lr.join("report.md")).unwrap();
             assert!(report.contains("after 1 sweep"));
         }
-        None => assert!(stdout.contains("skipped logreg"), "{stdout}"),
+        None => assert!(
+            stdout.contains("skipped logreg") && stdout.contains("skipped meg"),
+            "{stdout}"
+        ),
     }
 }
 

@@ -2,7 +2,9 @@
 //! figures and a `report.md` (our numbers beside the paper's) to `<out>/<name>/`.
 
 pub mod gmm;
+pub mod ica;
 pub mod logreg;
+pub mod meg;
 
 use std::path::{Path, PathBuf};
 
@@ -35,10 +37,25 @@ const EXPERIMENTS: &[Experiment] = &[
         run: gmm::run,
     },
     Experiment {
+        name: "ica",
+        what: "Welling & Teh §5.3.1, Figures 4 and 5: ICA on artificial data",
+        needs: &[],
+        run: ica::run,
+    },
+    Experiment {
         name: "logreg",
         what: "Welling & Teh §5.2, Figure 3: logistic regression on a9a",
         needs: &["a9a/a9a"],
         run: logreg::run,
+    },
+    Experiment {
+        name: "meg",
+        what: "Welling & Teh §5.3.2, Figure 6: ICA on recorded EEG and MEG",
+        needs: &[
+            "eeg_eye_state/eeg_eye_state.csv",
+            "meg_substitute_kit/kit_nyu_test_meg157_fT.csv",
+        ],
+        run: meg::run,
     },
 ];
 
