@@ -147,6 +147,12 @@ impl<'a> Ica<'a> {
 
     /// f64 scratch words the functions of this module need for dimension `d`.
     pub const fn scratch_len(d: usize) -> usize {
+        Self::work_len(d) + 3 * d * d + 3
+    }
+
+    /// The words every function may overwrite; [`mala_step`](Self::mala_step) keeps a
+    /// cache of the current state's gradient, inverse Gram matrix and densities after them.
+    const fn work_len(d: usize) -> usize {
         10 * d * d + 2 * d
     }
 
@@ -375,7 +381,9 @@ impl<'a> Ica<'a> {
     }
 
     /// One corrected-Langevin (MALA) step with the full-data gradient and step `eps`
-    /// (eq. 17–19). `proposal` (`d × d`) receives the proposed `W*`.
+    /// (eq. 17–19). `proposal` (`d × d`) receives the proposed `W*`. Consecutive calls
+    /// with the same `scratch` reuse the current state's gradient and density (kept at
+    /// the end of `scratch`), so a step costs one full-data pass instead of two.
     pub fn mala_step<R: Rng + ?Sized>(
         &self,
         w: &mut [f64],
@@ -388,28 +396,58 @@ impl<'a> Ica<'a> {
         self.check(w, scratch)?;
         check_len("proposal", self.d * self.d, proposal.len())?;
         let d = self.d;
+        let dd = d * d;
         let all = AllRows(self.len());
-        let (dw, rest) = scratch.split_at_mut(d * d);
-        let (dws, rest) = rest.split_at_mut(d * d);
-        let (inv, rest) = rest.split_at_mut(d * d);
-        let (invs, rest) = rest.split_at_mut(d * d);
-        self.full_gradient(w, &all, dw, rest);
-        let (r, rest2) = rest.split_at_mut(d * d);
-        let logdet = self.sqrt_gram(w, r, Some(inv), rest2);
+        let (work, cache) = scratch.split_at_mut(Self::work_len(d));
+        let (cw, cache) = cache.split_at_mut(dd);
+        let (cdw, cache) = cache.split_at_mut(dd);
+        let (cinv, cache) = cache.split_at_mut(dd);
+        let meta = &mut cache[..3];
+        let (dw, rest) = work.split_at_mut(dd);
+        let (dws, rest) = rest.split_at_mut(dd);
+        let (inv, rest) = rest.split_at_mut(dd);
+        let (invs, rest) = rest.split_at_mut(dd);
+        // The current state's quantities: from the cache when it holds this W (the
+        // previous step's result), else computed.
+        let hit = meta[2] == 1.0 && cw == w;
+        let (logdet, lp) = if hit {
+            dw.copy_from_slice(cdw);
+            inv.copy_from_slice(cinv);
+            (meta[0], meta[1])
+        } else {
+            self.full_gradient(w, &all, dw, rest);
+            let (r, rest2) = rest.split_at_mut(dd);
+            let logdet = self.sqrt_gram(w, r, Some(inv), rest2);
+            (logdet, self.log_density_unchecked(w, rest))
+        };
         self.noise(w, eps, rng, proposal, rest);
         for ((p, v), g) in proposal.iter_mut().zip(w.iter()).zip(dw.iter()) {
             *p += v + 0.5 * eps * g;
         }
+        let store = |cw: &mut [f64],
+                     cdw: &mut [f64],
+                     cinv: &mut [f64],
+                     meta: &mut [f64],
+                     w: &[f64],
+                     g: &[f64],
+                     i: &[f64],
+                     ld: f64,
+                     lp: f64| {
+            cw.copy_from_slice(w);
+            cdw.copy_from_slice(g);
+            cinv.copy_from_slice(i);
+            meta.copy_from_slice(&[ld, lp, 1.0]);
+        };
         if !proposal.iter().all(|v| v.is_finite()) {
+            store(cw, cdw, cinv, meta, w, dw, inv, logdet, lp);
             return Ok(MalaInfo {
                 accepted: false,
                 log_ratio: f64::NEG_INFINITY,
             });
         }
         self.full_gradient(proposal, &all, dws, rest);
-        let (r, rest2) = rest.split_at_mut(d * d);
+        let (r, rest2) = rest.split_at_mut(dd);
         let logdet_s = self.sqrt_gram(proposal, r, Some(invs), rest2);
-        let lp = self.log_density_unchecked(w, rest);
         let lps = self.log_density_unchecked(proposal, rest);
         let log_ratio = lps - lp + self.log_q(proposal, w, dws, invs, logdet_s, eps)
             - self.log_q(w, proposal, dw, inv, logdet, eps);
@@ -417,6 +455,9 @@ impl<'a> Ica<'a> {
         let accepted = log_ratio.is_finite() && libm::log(u.max(f64::MIN_POSITIVE)) < log_ratio;
         if accepted {
             w.copy_from_slice(proposal);
+            store(cw, cdw, cinv, meta, proposal, dws, invs, logdet_s, lps);
+        } else {
+            store(cw, cdw, cinv, meta, w, dw, inv, logdet, lp);
         }
         Ok(MalaInfo {
             accepted,

@@ -366,7 +366,7 @@ pub fn run(ctx: &Context) -> Result<(), String> {
     let plan = IcaPlan {
         sgld_steps: if ctx.quick { 20_000 } else { 500_000 },
         sgld_a: 4.0 / nf,
-        mala_steps: if ctx.quick { 2_000 } else { 100_000 },
+        mala_steps: if ctx.quick { 2_000 } else { 500_000 },
         mala_eps: 0.1 / nf,
         batch: 100,
         alpha: 0.1,
