@@ -56,6 +56,16 @@ fn run_ok(args: &[&str]) -> String {
     stdout
 }
 
+/// The parameter names of a summary, in order.
+fn param_names(s: &Value) -> Vec<&str> {
+    s["params"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect()
+}
+
 fn summary(dir: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
 }
@@ -308,12 +318,7 @@ fn linreg_matches_the_normal_inverse_gamma_closed_form() {
         out.to_str().unwrap(),
     ]);
     let s = summary(&out);
-    let names: Vec<&str> = s["params"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["name"].as_str().unwrap())
-        .collect();
+    let names = param_names(&s);
     assert_eq!(names, ["beta[a]", "beta[b]", "log_sigma2"]);
     let header = std::fs::read_to_string(out.join("draws.csv"))
         .unwrap()
@@ -449,12 +454,7 @@ fn gmm_on_one_column_data() {
         out.to_str().unwrap(),
     ]);
     let s = summary(&out);
-    let names: Vec<&str> = s["params"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["name"].as_str().unwrap())
-        .collect();
+    let names = param_names(&s);
     assert_eq!(names, ["theta1", "theta2"]);
 }
 

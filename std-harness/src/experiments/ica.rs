@@ -295,7 +295,8 @@ fn artificial(n: usize, seed: u64) -> (Vec<f64>, Vec<f64>) {
     (x, a)
 }
 
-fn sorted_desc(mut v: Vec<f64>) -> Vec<f64> {
+/// The values sorted from largest to smallest.
+pub(crate) fn sorted_desc(mut v: Vec<f64>) -> Vec<f64> {
     v.sort_by(|a, b| b.total_cmp(a));
     v
 }
@@ -333,7 +334,8 @@ fn amari_panel(title: &str, pts: &[(f64, f64)]) -> Panel {
     }
 }
 
-fn instability_panel(title: &str, sg: &[f64], ma: &[f64]) -> Panel {
+/// Sorted instability indices of both samplers.
+pub(crate) fn instability_panel(title: &str, sg: &[f64], ma: &[f64]) -> Panel {
     let idx: Vec<f64> = (1..=sg.len()).map(|i| i as f64).collect();
     Panel {
         title: title.into(),

@@ -7,9 +7,9 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use super::Context;
-use super::ica::{IcaPlan, IcaRun, run_ica};
+use super::ica::{IcaPlan, IcaRun, instability_panel, run_ica, sorted_desc};
 use crate::data::csv_table;
-use crate::plot::{self, Panel, Series};
+use crate::plot::{self, Panel};
 
 /// The corrected-Langevin step, times 1/N (the paper: 1; see the report).
 const MALA_EPS: f64 = 0.1;
@@ -66,31 +66,12 @@ struct Recording {
 }
 
 fn panel(r: &Recording) -> Panel {
-    let (mut s, mut m) = r.run.instabilities();
-    s.sort_by(|a, b| b.total_cmp(a));
-    m.sort_by(|a, b| b.total_cmp(a));
-    let idx: Vec<f64> = (1..=s.len()).map(|i| i as f64).collect();
-    Panel {
-        title: format!("{}: instability (sorted)", r.name),
-        x_label: "component (sorted)".into(),
-        y_label: "instability index".into(),
-        log_y: true,
-        series: vec![
-            Series {
-                label: "stochastic Langevin".into(),
-                x: idx.clone(),
-                y: s,
-                ..Series::default()
-            },
-            Series {
-                label: "corrected Langevin".into(),
-                x: idx,
-                y: m,
-                ..Series::default()
-            },
-        ],
-        ..Panel::default()
-    }
+    let (s, m) = r.run.instabilities();
+    instability_panel(
+        &format!("{}: instability (sorted)", r.name),
+        &sorted_desc(s),
+        &sorted_desc(m),
+    )
 }
 
 /// Runs both recordings into `ctx.out`.
