@@ -3,7 +3,7 @@
 //!
 //! The functions at this level check lengths (and sparse indices) once and return
 //! [`Error`] on a mismatch; they then call the SIMD implementation in [`simd`], or its
-//! scalar twin in [`reference`] when the crate is built with `--cfg sgld_force_scalar`.
+//! scalar twin in [`reference`](mod@reference) when the crate is built with `--cfg sgld_force_scalar`.
 //!
 //! # Numerical contract
 //!
