@@ -1,4 +1,4 @@
-//! The known data sets: which files make each one, their sha256 (from [`sums`]), and
+//! The known data sets: which files make each one, their sha256 (the table [`SUMS`]), and
 //! where each is published.
 
 #[path = "sums.rs"]
