@@ -1,5 +1,9 @@
 //! `sgld`: the command-line harness of the sgld sampling core.
 
+// The doc comments below are the command's --help text (clap), written for a terminal,
+// not for rustdoc: `[,GAMMA]` and `<experiment>` are literal.
+#![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
+
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
