@@ -215,6 +215,18 @@ impl<'a> Ica<'a> {
         out: &mut [f64],
         scratch: &mut [f64],
     ) {
+        self.gradient_over(w, batch.iter().copied(), batch.len(), out, scratch);
+    }
+
+    /// `D_W` with the data sum over `rows` (`count` of them) scaled by `N/count`.
+    fn gradient_over(
+        &self,
+        w: &[f64],
+        rows: impl Iterator<Item = usize>,
+        count: usize,
+        out: &mut [f64],
+        scratch: &mut [f64],
+    ) {
         let d = self.d;
         let (a, rest) = scratch.split_at_mut(d * d);
         let (c, rest) = rest.split_at_mut(d * d);
@@ -223,7 +235,7 @@ impl<'a> Ica<'a> {
         let th = &mut rest[..d];
         // A = N·I − (N/n) Σ tanh(y/2) yᵀ
         a.fill(0.0);
-        for &n in batch {
+        for n in rows {
             let Some(row) = self.x.get(n * d..(n + 1) * d) else {
                 continue;
             };
@@ -238,7 +250,7 @@ impl<'a> Ica<'a> {
             }
         }
         let nn = self.len() as f64;
-        let scale = nn / batch.len().max(1) as f64;
+        let scale = nn / count.max(1) as f64;
         for v in a.iter_mut() {
             *v *= scale;
         }
@@ -341,17 +353,14 @@ impl<'a> Ica<'a> {
         } else {
             0.0
         };
-        let finite = dw
-            .iter()
-            .zip(nz.iter())
-            .zip(w.iter())
-            .all(|((g, e), v)| (v + 0.5 * eps * (g + gamma * v) + e).is_finite());
-        if !finite {
+        // Propose into the noise buffer; accept only a finite result.
+        for ((e, v), g) in nz.iter_mut().zip(w.iter()).zip(dw.iter()) {
+            *e += v + 0.5 * eps * (g + gamma * v);
+        }
+        if !nz.iter().all(|v| v.is_finite()) {
             return Ok(false);
         }
-        for ((v, g), e) in w.iter_mut().zip(dw.iter()).zip(nz.iter()) {
-            *v += 0.5 * eps * (g + gamma * *v) + e;
-        }
+        w.copy_from_slice(nz);
         Ok(true)
     }
 
@@ -397,7 +406,6 @@ impl<'a> Ica<'a> {
         check_len("proposal", self.d * self.d, proposal.len())?;
         let d = self.d;
         let dd = d * d;
-        let all = AllRows(self.len());
         let (work, cache) = scratch.split_at_mut(Self::work_len(d));
         let (cw, cache) = cache.split_at_mut(dd);
         let (cdw, cache) = cache.split_at_mut(dd);
@@ -415,7 +423,7 @@ impl<'a> Ica<'a> {
             inv.copy_from_slice(cinv);
             (meta[0], meta[1])
         } else {
-            self.full_gradient(w, &all, dw, rest);
+            self.full_gradient(w, dw, rest);
             let (r, rest2) = rest.split_at_mut(dd);
             let logdet = self.sqrt_gram(w, r, Some(inv), rest2);
             (logdet, self.log_density_unchecked(w, rest))
@@ -445,7 +453,7 @@ impl<'a> Ica<'a> {
                 log_ratio: f64::NEG_INFINITY,
             });
         }
-        self.full_gradient(proposal, &all, dws, rest);
+        self.full_gradient(proposal, dws, rest);
         let (r, rest2) = rest.split_at_mut(dd);
         let logdet_s = self.sqrt_gram(proposal, r, Some(invs), rest2);
         let lps = self.log_density_unchecked(proposal, rest);
@@ -521,33 +529,8 @@ impl<'a> Ica<'a> {
         )
     }
 
-    fn full_gradient(&self, w: &[f64], all: &AllRows, out: &mut [f64], scratch: &mut [f64]) {
-        // The batch of every row, without materialising the indices: chunks of 64.
-        let d = self.d;
-        let n = all.0;
-        let mut acc = [0.0f64; 64 * 64];
-        let acc = &mut acc[..d * d];
-        let mut idx = [0usize; 64];
-        let mut start = 0;
-        while start < n {
-            let end = (start + 64).min(n);
-            for (k, slot) in idx.iter_mut().enumerate().take(end - start) {
-                *slot = start + k;
-            }
-            self.natural_gradient_unchecked(w, &idx[..end - start], out, scratch);
-            // natural_gradient scales the chunk by N/len(chunk) and adds the N·I and prior
-            // terms; undo to accumulate the data sum.
-            let scale = (end - start) as f64 / n as f64;
-            for (a, o) in acc.iter_mut().zip(out.iter()) {
-                *a += o * scale;
-            }
-            start = end;
-        }
-        // Each chunk contributed (N·I·W − λWWᵀW)·(chunk/N); the chunks sum to N, so the
-        // accumulated value is exactly D_W over all rows.
-        out.copy_from_slice(acc);
+    /// `D_W` over every row: one pass over the data.
+    fn full_gradient(&self, w: &[f64], out: &mut [f64], scratch: &mut [f64]) {
+        self.gradient_over(w, 0..self.len(), self.len(), out, scratch);
     }
 }
-
-/// All rows `0..N` as a batch.
-struct AllRows(usize);
