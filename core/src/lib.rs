@@ -17,4 +17,4 @@ pub mod sampler;
 pub mod schedule;
 
 pub use error::Error;
-pub use sampler::{Sgld, SgldState, StepInfo};
+pub use sampler::{ChainState, Sampler, Sgld, SgldState, StepInfo};

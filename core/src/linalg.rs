@@ -104,3 +104,47 @@ pub fn sym_max_eigenvalue(a: &mut [f64], n: usize) -> Result<f64, Error> {
         .map(|i| a[i * n + i])
         .fold(f64::NEG_INFINITY, f64::max))
 }
+
+/// Cholesky factorisation in place: on return the lower triangle of the row-major
+/// `n × n` matrix `a` holds `L` with `A = LLᵀ`, and the strict upper triangle is zero.
+/// Reads the lower triangle only. Errors on a wrong length, a non-finite entry, or a
+/// matrix that is not positive definite (a pivot `≤ 0`).
+///
+/// ```
+/// let mut a = [4.0, 2.0, 2.0, 5.0];
+/// sgld::linalg::cholesky(&mut a, 2)?;
+/// assert_eq!(a, [2.0, 0.0, 1.0, 2.0]);
+/// assert!(sgld::linalg::cholesky(&mut [1.0, 2.0, 2.0, 1.0], 2).is_err());
+/// # Ok::<(), sgld::Error>(())
+/// ```
+pub fn cholesky(a: &mut [f64], n: usize) -> Result<(), Error> {
+    let nn = n.checked_mul(n).ok_or(Error::InvalidParameter {
+        what: "matrix dimension overflows usize",
+    })?;
+    check_len("matrix", nn, a.len())?;
+    for i in 0..n {
+        for j in 0..=i {
+            let mut s = a[i * n + j];
+            if !s.is_finite() {
+                return Err(Error::NonFinite { what: "matrix" });
+            }
+            for k in 0..j {
+                s -= a[i * n + k] * a[j * n + k];
+            }
+            if i == j {
+                if !(s > 0.0 && s.is_finite()) {
+                    return Err(Error::InvalidParameter {
+                        what: "matrix is not positive definite",
+                    });
+                }
+                a[i * n + i] = libm::sqrt(s);
+            } else {
+                a[i * n + j] = s / a[j * n + j];
+            }
+        }
+        for j in i + 1..n {
+            a[i * n + j] = 0.0;
+        }
+    }
+    Ok(())
+}

@@ -172,3 +172,59 @@ impl<S: Schedule + ?Sized> Schedule for &S {
         (**self).step_size(t)
     }
 }
+
+/// The cyclical cosine schedule of cyclical SG-MCMC (Zhang, Li, Zhang, Chen & Wilson
+/// 2020, eq. 1): `εₜ = (ε₀/2)·[cos(π·(t mod L)/L) + 1]` with cycle length
+/// `L = ⌈T/M⌉` for `T` steps in `M` cycles. Each cycle starts large (exploration) and
+/// ends small (sampling); Zhang et al. keep the draws where [`phase`](Self::phase) `≥ β`
+/// (they use β ≈ 0.8).
+///
+/// ```
+/// use sgld::schedule::{Cyclical, Schedule};
+/// let s = Cyclical::new(0.1, 1000, 4)?;
+/// assert_eq!(s.step_size(0), 0.1);
+/// assert!((s.step_size(125) - 0.05).abs() < 1e-7); // half-way through the first cycle
+/// assert_eq!(s.step_size(250), 0.1); // the second cycle restarts
+/// # Ok::<(), sgld::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Cyclical {
+    max: f64,
+    cycle: u64,
+}
+
+impl Cyclical {
+    /// `max` (`ε₀`) finite and positive; `total_steps ≥ cycles ≥ 1`.
+    pub fn new(max: f64, total_steps: u64, cycles: u64) -> Result<Self, Error> {
+        check_step_size(max)?;
+        if max > f32::MAX as f64 {
+            return Err(Error::InvalidStepSize { value: max });
+        }
+        if cycles == 0 || total_steps < cycles {
+            return Err(Error::InvalidParameter {
+                what: "cyclical schedule needs total steps >= cycles >= 1",
+            });
+        }
+        Ok(Self {
+            max,
+            cycle: total_steps.div_ceil(cycles),
+        })
+    }
+
+    /// The cycle length `L`.
+    pub fn cycle_len(&self) -> u64 {
+        self.cycle
+    }
+
+    /// Where step `t` lies in its cycle, in `[0, 1)`.
+    pub fn phase(&self, t: u64) -> f64 {
+        (t % self.cycle) as f64 / self.cycle as f64
+    }
+}
+
+impl Schedule for Cyclical {
+    fn step_size(&self, t: u64) -> f32 {
+        let c = libm::cos(core::f64::consts::PI * self.phase(t));
+        ((0.5 * self.max * (c + 1.0)) as f32).max(f32::MIN_POSITIVE)
+    }
+}

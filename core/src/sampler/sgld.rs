@@ -10,8 +10,9 @@
 
 use rand_core::Rng;
 
-use crate::error::{Error, check_finite, check_len, check_step_size};
-use crate::gradient::{GradientEstimator, check_batch};
+use super::common::{self, ChainState, Options, Sampler, common_options};
+use crate::error::{Error, check_finite};
+use crate::gradient::GradientEstimator;
 use crate::kernels::{all_finite, imp};
 use crate::noise::fill_normal;
 
@@ -92,37 +93,29 @@ impl SgldState<'_> {
 /// assert!(state.theta()[0] > 0.0); // larger x, label +1
 /// # Ok::<(), sgld::Error>(())
 /// ```
+///
+/// Clipping and temperature are options (`τ = 0` is SGD):
+///
+/// ```
+/// let s = sgld::Sgld::new().with_clip(10.0)?.with_temperature(0.5)?;
+/// assert_eq!((s.clip(), s.temperature()), (Some(10.0), 0.5));
+/// assert!(sgld::Sgld::new().with_clip(0.0).is_err());
+/// assert!(sgld::Sgld::new().with_temperature(-1.0).is_err());
+/// # Ok::<(), sgld::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Sgld {
-    clip: Option<f32>,
+    opts: Options,
 }
 
+common_options!(impl [] Sgld);
+
 impl Sgld {
-    /// The plain SGLD sampler.
+    /// The plain SGLD sampler (no clipping, `τ = 1`).
     pub const fn new() -> Self {
-        Self { clip: None }
-    }
-
-    /// The same sampler with gradient clipping by norm: when `‖ĝ‖₂ > c` the gradient is
-    /// rescaled to norm `c` before the update (Karagiannis, handout 6, Notes 37–41). The
-    /// chain then targets a different distribution wherever clipping is active; use it to
-    /// survive an exploding early phase, not as part of the model. `c` must be finite
-    /// and positive.
-    ///
-    /// ```
-    /// let s = sgld::Sgld::new().with_clip(10.0)?;
-    /// assert_eq!(s.clip(), Some(10.0));
-    /// assert!(sgld::Sgld::new().with_clip(0.0).is_err());
-    /// # Ok::<(), sgld::Error>(())
-    /// ```
-    pub fn with_clip(self, c: f32) -> Result<Self, Error> {
-        crate::error::check_positive("clipping norm must be finite and > 0", c as f64)?;
-        Ok(Self { clip: Some(c) })
-    }
-
-    /// The clipping norm, if any.
-    pub fn clip(&self) -> Option<f32> {
-        self.clip
+        Self {
+            opts: Options::new(),
+        }
     }
 
     /// Scratch floats a chain of dimension `dim` needs: a gradient and a noise buffer.
@@ -175,10 +168,7 @@ impl Sgld {
         E: GradientEstimator + ?Sized,
         R: Rng + ?Sized,
     {
-        check_step_size(eps as f64)?;
-        check_len("estimator dimension", state.dim(), estimator.dim())?;
-        check_batch(batch, estimator.n_data())?;
-
+        common::check_step(state.dim(), estimator, batch, eps)?;
         state.steps += 1;
         let info = self.step_buffers(
             state.theta,
@@ -196,7 +186,7 @@ impl Sgld {
     }
 
     /// The body of a step on explicit buffers (lengths and inputs already checked):
-    /// estimate, clip, draw noise, propose into `noise`, accept if finite.
+    /// estimate, clip, draw noise `N(0, ετ)`, propose into `noise`, accept if finite.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn step_buffers<E, R>(
         &self,
@@ -212,39 +202,66 @@ impl Sgld {
         E: GradientEstimator + ?Sized,
         R: Rng + ?Sized,
     {
-        estimator.estimate(theta, batch, grad);
-        let norm = libm::sqrtf(imp::dot(grad, grad));
-        let mut info = StepInfo {
-            step_size: eps,
-            grad_norm: norm,
-            ..StepInfo::default()
-        };
-        if !all_finite(grad) {
-            info.non_finite = true;
+        let mut info = common::gradient(estimator, theta, batch, grad, self.opts.clip, eps);
+        if info.non_finite {
             return info;
         }
-        if let Some(c) = self.clip
-            && norm > c
-        {
-            // ‖g‖ may be +∞ for finite entries whose squares overflow: scale in two steps.
-            let max = grad.iter().fold(0.0f32, |m, g| m.max(g.abs()));
-            let scaled_norm =
-                max * libm::sqrtf(grad.iter().map(|g| (g / max) * (g / max)).sum::<f32>());
-            let f = c / scaled_norm;
-            for g in grad.iter_mut() {
-                *g *= f;
-            }
-            info.clipped = true;
+        let scale = libm::sqrtf(eps * self.opts.temperature);
+        if scale > 0.0 {
+            fill_normal(rng, noise);
+        } else {
+            noise.fill(0.0);
         }
-        let sqrt_eps = libm::sqrtf(eps);
-        fill_normal(rng, noise);
-        info.noise_norm = sqrt_eps * libm::sqrtf(imp::dot(noise, noise));
-        imp::langevin_propose(theta, grad, noise, 0.5 * eps, sqrt_eps);
+        info.noise_norm = scale * common::norm(noise);
+        imp::langevin_propose(theta, grad, noise, 0.5 * eps, scale);
         if all_finite(noise) {
             theta.copy_from_slice(noise);
         } else {
             info.non_finite = true;
         }
         info
+    }
+}
+
+impl ChainState for SgldState<'_> {
+    fn theta(&self) -> &[f32] {
+        self.theta
+    }
+    fn steps(&self) -> u64 {
+        self.steps
+    }
+    fn refused(&self) -> u64 {
+        self.refused
+    }
+}
+
+impl Sampler for Sgld {
+    type State<'a> = SgldState<'a>;
+
+    fn scratch_floats(&self, dim: usize) -> usize {
+        Self::scratch_len(dim)
+    }
+
+    fn start<'a>(
+        &self,
+        theta: &'a mut [f32],
+        scratch: &'a mut [f32],
+    ) -> Result<SgldState<'a>, Error> {
+        Self::init(theta, scratch)
+    }
+
+    fn advance<E, R>(
+        &self,
+        state: &mut SgldState<'_>,
+        estimator: &E,
+        batch: &[usize],
+        eps: f32,
+        rng: &mut R,
+    ) -> Result<StepInfo, Error>
+    where
+        E: GradientEstimator + ?Sized,
+        R: Rng + ?Sized,
+    {
+        self.step(state, estimator, batch, eps, rng)
     }
 }

@@ -1,0 +1,243 @@
+//! The Metropolis-adjusted Langevin algorithm on the full data: the exact reference the
+//! stochastic samplers are compared with (Roberts & Tweedie 1996; Welling & Teh, §3).
+//!
+//! Proposal `θ* = θ + (ε/2)·∇log p(θ|X) + N(0, ετ)`, accepted with probability
+//! `min(1, [p(θ*|X)/p(θ|X)]^{1/τ} · q(θ|θ*)/q(θ*|θ))`. The chain targets
+//! `p(θ|X)^{1/τ}` exactly at any `ε`; each step is a full pass over the data.
+
+use rand_core::Rng;
+
+use super::StepInfo;
+use super::common::{self, Options, chain_state, common_options};
+use crate::error::Error;
+use crate::gradient::{GradientEstimator, full_log_posterior};
+use crate::models::Model;
+use crate::noise::fill_normal;
+
+/// MALA over a model's full data.
+///
+/// ```
+/// use sgld::sampler::Mala;
+/// use sgld::models::{Gaussian, LogisticDense};
+/// let x = [0.5, 1.0, 1.5, 1.0, -0.7, 1.0, -1.2, 1.0];
+/// let y = [1.0, 1.0, -1.0, -1.0];
+/// let model = LogisticDense::new(&x, &y, 2, Gaussian::new(1.0)?)?;
+/// let mala = Mala::new(&model);
+/// let (mut theta, mut scratch) = ([0.0f32; 2], [0.0f32; Mala::<()>::scratch_len(2)]);
+/// let mut state = mala.init(&mut theta, &mut scratch)?;
+/// let mut rng = sgld::noise::default_rng(1);
+/// let accepted = (0..200)
+///     .filter(|_| mala.step(&mut state, 0.5, &mut rng).map(|i| i.accepted).unwrap_or(false))
+///     .count();
+/// assert!(accepted > 100);
+/// # Ok::<(), sgld::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Mala<M> {
+    model: M,
+    opts: Options,
+}
+
+common_options!(impl [M] Mala<M>);
+
+/// What one MALA step did.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct MalaInfo {
+    /// The common step information (for the proposal).
+    pub step: StepInfo,
+    /// Whether the proposal was accepted.
+    pub accepted: bool,
+    /// The acceptance probability `min(1, …)` (0 for a non-finite proposal).
+    pub accept_prob: f64,
+}
+
+impl From<MalaInfo> for StepInfo {
+    fn from(i: MalaInfo) -> StepInfo {
+        i.step
+    }
+}
+
+/// A MALA chain: θ, its log density and (clipped) gradient, and workspace.
+#[derive(Debug)]
+pub struct MalaState<'a> {
+    theta: &'a mut [f32],
+    grad: &'a mut [f32],
+    prop: &'a mut [f32],
+    grad_prop: &'a mut [f32],
+    tmp: &'a mut [f32],
+    log_p: f64,
+    steps: u64,
+    refused: u64,
+    accepted: u64,
+}
+
+impl MalaState<'_> {
+    /// `log p(θ|X)` at the current θ, up to a constant.
+    pub fn log_density(&self) -> f64 {
+        self.log_p
+    }
+
+    /// Accepted proposals so far.
+    pub fn accepted(&self) -> u64 {
+        self.accepted
+    }
+}
+
+impl<M> Mala<M> {
+    /// Scratch floats for dimension `dim`.
+    pub const fn scratch_len(dim: usize) -> usize {
+        5 * dim
+    }
+}
+
+impl<M: Model> Mala<M> {
+    /// MALA on `model`'s full data (`&M` is a model too).
+    pub fn new(model: M) -> Self {
+        Self {
+            model,
+            opts: Options::new(),
+        }
+    }
+
+    /// The model.
+    pub fn model(&self) -> &M {
+        &self.model
+    }
+
+    /// Starts a chain at `theta`, where the log density and its gradient must be finite.
+    pub fn init<'a>(
+        &self,
+        theta: &'a mut [f32],
+        scratch: &'a mut [f32],
+    ) -> Result<MalaState<'a>, Error> {
+        crate::error::check_len("theta", self.model.dim(), theta.len())?;
+        let [grad, prop, grad_prop, tmp, _] = common::carve::<5>(theta, scratch)?;
+        let log_p = full_log_posterior(&self.model, theta, grad, tmp);
+        if !log_p.is_finite() || !crate::kernels::all_finite(grad) {
+            return Err(Error::NonFinite {
+                what: "log density or its gradient at the starting point",
+            });
+        }
+        if let Some(c) = self.opts.clip
+            && common::norm(grad) > c
+        {
+            common::clip_to(grad, c);
+        }
+        Ok(MalaState {
+            theta,
+            grad,
+            prop,
+            grad_prop,
+            tmp,
+            log_p,
+            steps: 0,
+            refused: 0,
+            accepted: 0,
+        })
+    }
+
+    /// One Metropolis-adjusted step with step size `eps`. Needs `τ > 0`. A proposal
+    /// whose density or gradient is not finite is rejected (and counted as refused).
+    pub fn step<R: Rng + ?Sized>(
+        &self,
+        state: &mut MalaState<'_>,
+        eps: f32,
+        rng: &mut R,
+    ) -> Result<MalaInfo, Error> {
+        crate::error::check_step_size(eps as f64)?;
+        let tau = self.opts.temperature;
+        if tau <= 0.0 {
+            return Err(Error::InvalidParameter {
+                what: "MALA needs a temperature > 0",
+            });
+        }
+        let s = &mut *state;
+        s.steps += 1;
+        let h = 0.5 * eps;
+        let scale = libm::sqrtf(eps * tau);
+        fill_normal(rng, s.prop);
+        let mut info = MalaInfo {
+            step: StepInfo {
+                step_size: eps,
+                grad_norm: common::norm(s.grad),
+                noise_norm: scale * common::norm(s.prop),
+                ..StepInfo::default()
+            },
+            ..MalaInfo::default()
+        };
+        for ((p, &t), &g) in s.prop.iter_mut().zip(s.theta.iter()).zip(s.grad.iter()) {
+            *p = t + h * g + scale * *p;
+        }
+        let log_p_new = if crate::kernels::all_finite(s.prop) {
+            full_log_posterior(&self.model, s.prop, s.grad_prop, s.tmp)
+        } else {
+            f64::NAN
+        };
+        if !log_p_new.is_finite() || !crate::kernels::all_finite(s.grad_prop) {
+            info.step.non_finite = true;
+            s.refused += 1;
+            return Ok(info);
+        }
+        if let Some(c) = self.opts.clip
+            && common::norm(s.grad_prop) > c
+        {
+            common::clip_to(s.grad_prop, c);
+            info.step.clipped = true;
+        }
+        // log q(to | from) = −‖to − from − h·g(from)‖² / (2ετ), in f64 from the f32 values.
+        let var2 = 2.0 * eps as f64 * tau as f64;
+        let (mut fwd, mut rev) = (0.0f64, 0.0f64);
+        for i in 0..s.theta.len() {
+            let (t, p) = (s.theta[i] as f64, s.prop[i] as f64);
+            let a = p - t - h as f64 * s.grad[i] as f64;
+            let b = t - p - h as f64 * s.grad_prop[i] as f64;
+            fwd += a * a;
+            rev += b * b;
+        }
+        let log_a = (log_p_new - s.log_p) / tau as f64 + (fwd - rev) / var2;
+        info.accept_prob = if log_a >= 0.0 { 1.0 } else { libm::exp(log_a) };
+        if common::uniform(rng) < info.accept_prob {
+            info.accepted = true;
+            s.accepted += 1;
+            s.theta.copy_from_slice(s.prop);
+            s.grad.copy_from_slice(s.grad_prop);
+            s.log_p = log_p_new;
+        }
+        Ok(info)
+    }
+}
+
+chain_state!(MalaState);
+
+/// MALA as a [`crate::sampler::Sampler`]: it ignores the estimator and the batch and
+/// uses its model's full data (each step costs one full pass).
+impl<M: Model> crate::sampler::Sampler for Mala<M> {
+    type State<'a> = MalaState<'a>;
+
+    fn scratch_floats(&self, dim: usize) -> usize {
+        Self::scratch_len(dim)
+    }
+
+    fn start<'a>(
+        &self,
+        theta: &'a mut [f32],
+        scratch: &'a mut [f32],
+    ) -> Result<MalaState<'a>, Error> {
+        self.init(theta, scratch)
+    }
+
+    fn advance<E, R>(
+        &self,
+        state: &mut MalaState<'_>,
+        _estimator: &E,
+        _batch: &[usize],
+        eps: f32,
+        rng: &mut R,
+    ) -> Result<StepInfo, Error>
+    where
+        E: GradientEstimator + ?Sized,
+        R: Rng + ?Sized,
+    {
+        self.step(state, eps, rng).map(Into::into)
+    }
+}
