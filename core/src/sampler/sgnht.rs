@@ -8,6 +8,9 @@
 //! `ξ ← ξ + (pᵀp/n − 1)h`; multiplying by `h` with `η = h² = ε/2` gives the lines above.
 //! The thermostat `ξ` adapts the friction until the kinetic energy matches the
 //! temperature, absorbing unknown gradient noise.
+//! The per-step friction `(1−ξ)` settles the thermostat at `ξ(2−ξ) = 2a`, slightly above
+//! `a`, which leaves the θ-variances low by about `a/2` (1.3% at `a = 0.05`, measured in
+//! the tests): keep `a` small.
 
 use rand_core::Rng;
 

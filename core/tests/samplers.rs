@@ -1,0 +1,1020 @@
+//! The sampler family against posteriors known in closed form (release mode).
+//!
+//! # How the tolerances are derived
+//!
+//! As in `posterior.rs`: one chain per case, a burn-in discarded, means and variances
+//! from the draws (constant step, uniform weights), Monte Carlo standard errors from 50
+//! batch means (each batch spans many autocorrelation times), and Bonferroni `z = 4.5`
+//! over the ≤ 100 checks of a case (family error ≤ 10⁻³).
+//!
+//! Every sampler here is linear in θ on a Gaussian target (pSGLD and SGNHT once their
+//! adaptive preconditioner / thermostat has settled), so its stationary covariance
+//! `Σ_ε` at step `ε` is exact: the discrete Lyapunov equation of the chain's linear map
+//! (on `(θ, v)` for the momentum methods; through the `L` leapfrog maps for SGHD). A
+//! variance passes when `|estimate − τΣ| ≤ z·MCSE + |Σ_ε − τΣ|`, and each case asserts
+//! that the bias term is at most half the MCSE term (the comparison is with the closed
+//! form, not with a tolerance the bias inflated). For pSGLD the map uses the
+//! preconditioner averaged over the run; for SGNHT, SGHMC with friction the averaged
+//! thermostat `ξ̄` and noise `a` (the thermostat settles slightly above `a` because the
+//! integrator heats the stiff modes, which cools the others by `O(ε·λ_max)`).
+//!
+//! **Gaussian mean, d = 50, condition number ≥ 100**, with the control-variate estimator:
+//! for this model `∇log p(xᵢ|θ) − ∇log p(xᵢ|θ̂) = −Λ(θ − θ̂)` does not depend on `i`, so
+//! the estimator is exact (no mini-batch noise) and the cases test the integrators and
+//! temperature alone, at `τ = 1` and `τ = 2` (variances scale by `τ`, means do not move).
+//! **Normal–inverse-gamma regression** with plain mini-batches: the mini-batch noise
+//! enters `Σ_ε` through the per-example scores, at the Laplace approximation.
+
+mod common;
+
+use common::{ChainSummary, digamma, normals, trigamma};
+use nalgebra::{DMatrix, DVector};
+use sgld::gradient::{ControlVariate, GradientEstimator, MiniBatch, sample_batch};
+use sgld::models::{GaussianMean, LinearRegression};
+use sgld::noise::default_rng;
+use sgld::sampler::{ChainState, Mala, Metric, PrecondSgld, Psgld, Sampler, Sghd, Sghmc, Sgnht};
+use sgld::{Error, Sgld};
+
+const BATCHES: usize = 50;
+const Z: f64 = 4.5;
+
+fn to_f32(m: &DMatrix<f64>) -> Vec<f32> {
+    (0..m.nrows())
+        .flat_map(|i| (0..m.ncols()).map(move |j| (i, j)))
+        .map(|(i, j)| m[(i, j)] as f32)
+        .collect()
+}
+
+fn from_f32(v: &[f32], r: usize, c: usize) -> DMatrix<f64> {
+    DMatrix::from_row_iterator(r, c, v.iter().map(|&x| x as f64))
+}
+
+/// Runs any sampler with a constant step: `burn_in` steps, then `steps` kept in
+/// `BATCHES` consecutive batches; `observe` sees the state after every kept step.
+#[allow(clippy::too_many_arguments)]
+fn run<S: Sampler, E: GradientEstimator + ?Sized>(
+    sampler: &S,
+    est: &E,
+    theta0: &[f32],
+    eps: f32,
+    burn_in: u64,
+    steps: u64,
+    n: usize,
+    seed: u64,
+    mut observe: impl FnMut(&S::State<'_>),
+) -> ChainSummary {
+    let d = theta0.len();
+    let mut theta = theta0.to_vec();
+    let mut scratch = vec![0.0f32; sampler.scratch_floats(d)];
+    let mut state = sampler.start(&mut theta, &mut scratch).unwrap();
+    let mut rng = default_rng(seed);
+    let mut batch = vec![0usize; n];
+    for _ in 0..burn_in {
+        sample_batch(&mut rng, est.n_data(), &mut batch).unwrap();
+        sampler
+            .advance(&mut state, est, &batch, eps, &mut rng)
+            .unwrap();
+    }
+    let per = steps / BATCHES as u64;
+    let mut out = ChainSummary {
+        mean: vec![0.0; d],
+        var: vec![0.0; d],
+        second: vec![],
+        batch_mean: vec![],
+        batch_var: vec![],
+        batch_weight: vec![],
+        max_eps: eps as f64,
+        refused: 0,
+    };
+    let (mut sum, mut sq) = (vec![0.0f64; d], vec![0.0f64; d]);
+    for _ in 0..BATCHES {
+        let (mut bs, mut bq) = (vec![0.0f64; d], vec![0.0f64; d]);
+        for _ in 0..per {
+            sample_batch(&mut rng, est.n_data(), &mut batch).unwrap();
+            let info = sampler
+                .advance(&mut state, est, &batch, eps, &mut rng)
+                .unwrap();
+            assert!(!info.non_finite, "seed {seed}: non-finite step");
+            observe(&state);
+            for (j, &t) in state.theta().iter().enumerate() {
+                bs[j] += t as f64;
+                bq[j] += t as f64 * t as f64;
+            }
+        }
+        let k = per as f64;
+        let m: Vec<f64> = bs.iter().map(|s| s / k).collect();
+        out.batch_var
+            .push((0..d).map(|j| bq[j] / k - m[j] * m[j]).collect());
+        out.batch_mean.push(m);
+        out.batch_weight.push(k);
+        for j in 0..d {
+            sum[j] += bs[j];
+            sq[j] += bq[j];
+        }
+    }
+    let total = (per * BATCHES as u64) as f64;
+    for j in 0..d {
+        out.mean[j] = sum[j] / total;
+        out.var[j] = sq[j] / total - out.mean[j] * out.mean[j];
+    }
+    out.refused = state.refused();
+    out
+}
+
+/// `Σ = BΣBᵀ + Q` by doubling.
+fn lyapunov(b: &DMatrix<f64>, q: &DMatrix<f64>) -> DMatrix<f64> {
+    common::stationary_covariance(b, q)
+}
+
+/// The linear map of one step of each sampler on a Gaussian target with precision `A`
+/// and mini-batch gradient-noise covariance `V`; returns the stationary covariance of θ.
+enum Linear<'a> {
+    /// `θ' = θ + (ε/2)Mĝ + N(0, ετM)` (SGLD: `M = I`; pSGLD: `M = diag(Ḡ)`).
+    Precond(&'a DMatrix<f64>),
+    /// `v' = (1−α)v + ηĝ + N(0, cετ)`, `θ' = θ + v'` (SGHMC: `c = α`; SGNHT: friction
+    /// `ξ̄`, `c = a`).
+    Momentum { friction: f64, c: f64 },
+    /// SGHD with metric `M` and `L` leapfrog steps.
+    Leapfrog(&'a DMatrix<f64>, u32),
+}
+
+fn stationary(
+    kind: &Linear,
+    a: &DMatrix<f64>,
+    v: &DMatrix<f64>,
+    eps: f64,
+    tau: f64,
+) -> DMatrix<f64> {
+    let d = a.nrows();
+    let id = DMatrix::<f64>::identity(d, d);
+    match kind {
+        Linear::Precond(m) => {
+            let b = &id - *m * a * (eps / 2.0);
+            let q = *m * v * m.transpose() * (eps * eps / 4.0) + *m * (eps * tau);
+            lyapunov(&b, &q)
+        }
+        Linear::Momentum { friction, c } => {
+            let eta = eps / 2.0;
+            let mut b = DMatrix::zeros(2 * d, 2 * d);
+            let top = &id - a * eta;
+            b.view_mut((0, 0), (d, d)).copy_from(&top);
+            b.view_mut((0, d), (d, d))
+                .copy_from(&(&id * (1.0 - friction)));
+            b.view_mut((d, 0), (d, d)).copy_from(&(a * -eta));
+            b.view_mut((d, d), (d, d))
+                .copy_from(&(&id * (1.0 - friction)));
+            let w = v * (eta * eta) + &id * (c * eps * tau);
+            let mut q = DMatrix::zeros(2 * d, 2 * d);
+            for (r, cc) in [(0, 0), (0, d), (d, 0), (d, d)] {
+                q.view_mut((r, cc), (d, d)).copy_from(&w);
+            }
+            lyapunov(&b, &q).view((0, 0), (d, d)).into_owned()
+        }
+        Linear::Leapfrog(m, l) => {
+            // Affine in z = (q, u, ξ): kick u += k·M(−Aq + ξ), drift q += h·u.
+            let h = eps.sqrt();
+            let n = 3 * d;
+            let kick = |k: f64| {
+                let mut t = DMatrix::<f64>::identity(n, n);
+                t.view_mut((d, 0), (d, d)).copy_from(&(*m * a * -k));
+                t.view_mut((d, 2 * d), (d, d)).copy_from(&(*m * k));
+                t
+            };
+            let mut drift = DMatrix::<f64>::identity(n, n);
+            drift.view_mut((0, d), (d, d)).copy_from(&(&id * h));
+            let mut t = &drift * kick(h / 2.0);
+            for _ in 1..*l {
+                t = &drift * kick(h) * t;
+            }
+            let tqq = t.view((0, 0), (d, d)).into_owned();
+            let tqu = t.view((0, d), (d, d)).into_owned();
+            let tqx = t.view((0, 2 * d), (d, d)).into_owned();
+            let q = &tqu * (*m * tau) * tqu.transpose() + &tqx * v * tqx.transpose();
+            lyapunov(&tqq, &q)
+        }
+    }
+}
+
+/// Means within `z·MCSE`. Variances: when the chain is exactly linear (`exact`), within
+/// `z·MCSE` of its stationary variance `Σ_ε`, which must itself lie within 5% of the
+/// closed form; otherwise (a linearisation) within `z·MCSE + |Σ_ε − Σ|`, that bias at
+/// most half the MCSE term.
+fn check(
+    s: &ChainSummary,
+    mean: &DVector<f64>,
+    cov: &DMatrix<f64>,
+    cov_eps: &DMatrix<f64>,
+    what: &str,
+    exact: bool,
+) {
+    assert_eq!(s.refused, 0, "{what}: refused steps");
+    let mut worst = 0.0f64;
+    for j in 0..mean.len() {
+        let se = s.mcse_mean(j);
+        let err = (s.mean[j] - mean[j]).abs();
+        assert!(
+            err <= Z * se,
+            "{what}: mean of θ[{j}] = {}, exact {}, {Z}·MCSE = {}",
+            s.mean[j],
+            mean[j],
+            Z * se
+        );
+        let se_v = s.mcse_var(j);
+        let bias = (cov_eps[(j, j)] - cov[(j, j)]).abs();
+        if exact {
+            assert!(
+                bias <= 0.05 * cov[(j, j)],
+                "{what}: step too large for θ[{j}]: Σ_ε = {:.4e}, Σ = {:.4e}",
+                cov_eps[(j, j)],
+                cov[(j, j)]
+            );
+            let err_v = (s.var[j] - cov_eps[(j, j)]).abs();
+            assert!(
+                err_v <= Z * se_v,
+                "{what}: variance of θ[{j}] = {:.5e}, Σ_ε = {:.5e} (closed form {:.5e}), {Z}·MCSE = {:.3e}",
+                s.var[j],
+                cov_eps[(j, j)],
+                cov[(j, j)],
+                Z * se_v
+            );
+            worst = worst.max(err / se).max(err_v / se_v);
+            continue;
+        }
+        assert!(
+            bias <= 0.5 * Z * se_v,
+            "{what}: step too large for θ[{j}]: bias {bias:.3e} vs MCSE term {:.3e}",
+            Z * se_v
+        );
+        let err_v = (s.var[j] - cov[(j, j)]).abs();
+        assert!(
+            err_v <= Z * se_v + bias,
+            "{what}: variance of θ[{j}] = {:.5e}, exact {:.5e}, tolerance {:.3e}",
+            s.var[j],
+            cov[(j, j)],
+            Z * se_v + bias
+        );
+        worst = worst.max(err / se).max(err_v / se_v);
+    }
+    eprintln!("{what}: worst |error|/MCSE {worst:.2}");
+}
+
+/// The Gaussian-mean target: `d = 50`, posterior precision `A = D^½ S D^½` with `D`
+/// log-spaced over [1, 150] and `S` a rotation of eigenvalues in [0.8, 1.25]; `N = 2`
+/// observations (`Λ = 0.45A`, `P₀ = 0.1A`).
+struct GaussTarget {
+    x: Vec<f32>,
+    lik: Vec<f32>,
+    prior: Vec<f32>,
+    mu0: Vec<f32>,
+    a: DMatrix<f64>,
+    mean: DVector<f64>,
+    cov: DMatrix<f64>,
+    d: usize,
+}
+
+fn gauss_target() -> GaussTarget {
+    let d = 50;
+    let g = normals(d * d, 7);
+    let q = DMatrix::from_iterator(d, d, g.iter().map(|&v| v as f64))
+        .qr()
+        .q();
+    let e = DVector::from_iterator(
+        d,
+        (0..d).map(|i| 0.8 * (1.25f64 / 0.8).powf(i as f64 / 49.0)),
+    );
+    let s = &q * DMatrix::from_diagonal(&e) * q.transpose();
+    let dh = DVector::from_iterator(d, (0..d).map(|i| 150f64.powf(i as f64 / 49.0).sqrt()));
+    let at = DMatrix::from_fn(d, d, |i, j| dh[i] * s[(i, j)] * dh[j]);
+    let at = (&at + at.transpose()) * 0.5;
+    let (lik, prior) = (to_f32(&(&at * 0.45)), to_f32(&(&at * 0.1)));
+    let mu0: Vec<f32> = (0..d).map(|i| (i as f32 * 0.37).sin()).collect();
+    let x: Vec<f32> = normals(2 * d, 8).iter().map(|v| v * 0.3 + 1.0).collect();
+    // Closed form from the f32 values the model sees.
+    let (lk, pr) = (from_f32(&lik, d, d), from_f32(&prior, d, d));
+    let a = &pr + &lk * 2.0;
+    let cov = a.clone().try_inverse().unwrap();
+    let xs = from_f32(&x, 2, d);
+    let xsum = xs.row_sum().transpose();
+    let mean = &cov * (&pr * from_f32(&mu0, d, 1) + &lk * xsum);
+    let ev = a.clone().symmetric_eigenvalues();
+    let cond = ev.max() / ev.min();
+    assert!(cond >= 100.0, "condition number {cond}");
+    GaussTarget {
+        x,
+        lik,
+        prior,
+        mu0,
+        a,
+        mean: mean.column(0).into_owned(),
+        cov,
+        d,
+    }
+}
+
+/// Runs `sampler` with the control-variate estimator (centre 0) on the Gaussian target
+/// and checks it against `τ·Σ` with the bias of `kind`.
+#[allow(clippy::too_many_arguments)]
+fn gauss_case<S: Sampler>(
+    sampler: &S,
+    kind: impl Fn(&DMatrix<f64>) -> DMatrix<f64>,
+    eps: f32,
+    tau: f64,
+    burn_in: u64,
+    steps: u64,
+    what: &str,
+    exact: bool,
+    observe: impl FnMut(&S::State<'_>),
+) {
+    let t = gauss_target();
+    let model = GaussianMean::new(&t.x, t.d, &t.lik, &t.mu0, &t.prior).unwrap();
+    let centre = vec![0.0f32; t.d];
+    let mut buf = vec![0.0f32; ControlVariate::<()>::buffer_len(t.d)];
+    let cv = ControlVariate::new(&model, &centre, &mut buf).unwrap();
+    let s = run(sampler, &cv, &centre, eps, burn_in, steps, 1, 11, observe);
+    let cov = &t.cov * tau;
+    let cov_eps = kind(&t.a);
+    check(&s, &t.mean, &cov, &cov_eps, what, exact);
+}
+
+fn zeros(d: usize) -> DMatrix<f64> {
+    DMatrix::zeros(d, d)
+}
+
+#[test]
+fn sgld_with_control_variates_and_temperature() {
+    for tau in [1.0f32, 2.0] {
+        let s = Sgld::new().with_temperature(tau).unwrap();
+        let eps = 5.0e-4;
+        gauss_case(
+            &s,
+            |a| {
+                stationary(
+                    &Linear::Precond(&DMatrix::identity(50, 50)),
+                    a,
+                    &zeros(50),
+                    eps as f64,
+                    tau as f64,
+                )
+            },
+            eps,
+            tau as f64,
+            50_000,
+            5_000_000,
+            &format!("SGLD-CV τ={tau}"),
+            true,
+            |_| {},
+        );
+    }
+}
+
+#[test]
+fn preconditioned_sgld_dense_and_diagonal() {
+    let t = gauss_target();
+    // Dense: M = Σ (the posterior covariance) through its Cholesky factor.
+    let mut l = t.cov.iter().copied().collect::<Vec<f64>>(); // column-major = row-major (symmetric)
+    sgld::linalg::cholesky(&mut l, t.d).unwrap();
+    let l32: Vec<f32> = l.iter().map(|&v| v as f32).collect();
+    let lm = from_f32(&l32, t.d, t.d);
+    let m = &lm * lm.transpose();
+    for tau in [1.0f32, 2.0] {
+        let s = PrecondSgld::new(Metric::Cholesky(&l32), t.d)
+            .unwrap()
+            .with_temperature(tau)
+            .unwrap();
+        let eps = 0.02;
+        gauss_case(
+            &s,
+            |a| stationary(&Linear::Precond(&m), a, &zeros(50), eps as f64, tau as f64),
+            eps,
+            tau as f64,
+            2_000,
+            200_000,
+            &format!("precond dense τ={tau}"),
+            true,
+            |_| {},
+        );
+    }
+    // Diagonal: M = 1/diag(A).
+    let diag: Vec<f32> = (0..t.d).map(|i| (1.0 / t.a[(i, i)]) as f32).collect();
+    let md = DMatrix::from_diagonal(&DVector::from_iterator(t.d, diag.iter().map(|&v| v as f64)));
+    let s = PrecondSgld::new(Metric::Diagonal(&diag), t.d).unwrap();
+    let eps = 0.01;
+    gauss_case(
+        &s,
+        |a| stationary(&Linear::Precond(&md), a, &zeros(50), eps as f64, 1.0),
+        eps,
+        1.0,
+        5_000,
+        1_000_000,
+        "precond diagonal τ=1",
+        true,
+        |_| {},
+    );
+}
+
+#[test]
+fn psgld_on_the_gaussian_target() {
+    for tau in [1.0f32, 2.0] {
+        let s = Psgld::new(0.9999, 1e-5)
+            .unwrap()
+            .with_temperature(tau)
+            .unwrap();
+        let eps = 0.003;
+        let mut g_sum = vec![0.0f64; 50];
+        let mut count = 0u64;
+        let t = gauss_target();
+        let model = GaussianMean::new(&t.x, t.d, &t.lik, &t.mu0, &t.prior).unwrap();
+        let centre = vec![0.0f32; t.d];
+        let mut buf = vec![0.0f32; ControlVariate::<()>::buffer_len(t.d)];
+        let cv = ControlVariate::new(&model, &centre, &mut buf).unwrap();
+        // A long burn-in settles V; then the average preconditioner is recorded.
+        let summary = run(&s, &cv, &centre, eps, 200_000, 3_000_000, 1, 13, |st| {
+            for (g, &v) in g_sum.iter_mut().zip(st.second_moments()) {
+                *g += 1.0 / (1e-5 + (v as f64).sqrt());
+            }
+            count += 1;
+        });
+        let m = DMatrix::from_diagonal(&DVector::from_iterator(
+            t.d,
+            g_sum.iter().map(|g| g / count as f64),
+        ));
+        let cov_eps = stationary(
+            &Linear::Precond(&m),
+            &t.a,
+            &zeros(50),
+            eps as f64,
+            tau as f64,
+        );
+        check(
+            &summary,
+            &t.mean,
+            &(&t.cov * tau as f64),
+            &cov_eps,
+            &format!("pSGLD τ={tau}"),
+            false,
+        );
+    }
+}
+
+#[test]
+fn sghmc_on_the_gaussian_target() {
+    for tau in [1.0f32, 2.0] {
+        let alpha = 0.05f32;
+        let s = Sghmc::new(alpha).unwrap().with_temperature(tau).unwrap();
+        let eps = 2e-4;
+        gauss_case(
+            &s,
+            |a| {
+                stationary(
+                    &Linear::Momentum {
+                        friction: alpha as f64,
+                        c: alpha as f64,
+                    },
+                    a,
+                    &zeros(50),
+                    eps as f64,
+                    tau as f64,
+                )
+            },
+            eps,
+            tau as f64,
+            20_000,
+            1_000_000,
+            &format!("SGHMC τ={tau}"),
+            true,
+            |_| {},
+        );
+    }
+}
+
+#[test]
+fn sgnht_on_the_gaussian_target() {
+    for tau in [1.0f32, 2.0] {
+        let a_diff = 0.05f32;
+        let s = Sgnht::new(a_diff).unwrap().with_temperature(tau).unwrap();
+        let eps = 7e-5;
+        let t = gauss_target();
+        let model = GaussianMean::new(&t.x, t.d, &t.lik, &t.mu0, &t.prior).unwrap();
+        let centre = vec![0.0f32; t.d];
+        let mut buf = vec![0.0f32; ControlVariate::<()>::buffer_len(t.d)];
+        let cv = ControlVariate::new(&model, &centre, &mut buf).unwrap();
+        let (mut xi, mut count) = (0.0f64, 0u64);
+        let summary = run(&s, &cv, &centre, eps, 50_000, 1_500_000, 1, 17, |st| {
+            xi += st.xi();
+            count += 1;
+        });
+        let xi = xi / count as f64;
+        eprintln!("SGNHT τ={tau}: mean thermostat {xi:.4} (diffusion {a_diff})");
+        let cov_eps = stationary(
+            &Linear::Momentum {
+                friction: xi,
+                c: a_diff as f64,
+            },
+            &t.a,
+            &zeros(50),
+            eps as f64,
+            tau as f64,
+        );
+        check(
+            &summary,
+            &t.mean,
+            &(&t.cov * tau as f64),
+            &cov_eps,
+            &format!("SGNHT τ={tau}"),
+            true,
+        );
+    }
+}
+
+#[test]
+fn sghd_with_the_posterior_covariance_as_metric() {
+    let t = gauss_target();
+    let mut l = t.cov.iter().copied().collect::<Vec<f64>>();
+    sgld::linalg::cholesky(&mut l, t.d).unwrap();
+    let l32: Vec<f32> = l.iter().map(|&v| v as f32).collect();
+    let lm = from_f32(&l32, t.d, t.d);
+    let m = &lm * lm.transpose();
+    for tau in [1.0f32, 2.0] {
+        let s = Sghd::new(Metric::Cholesky(&l32), t.d, 4)
+            .unwrap()
+            .with_temperature(tau)
+            .unwrap();
+        let eps = 0.01;
+        gauss_case(
+            &s,
+            |a| {
+                stationary(
+                    &Linear::Leapfrog(&m, 4),
+                    a,
+                    &zeros(50),
+                    eps as f64,
+                    tau as f64,
+                )
+            },
+            eps,
+            tau as f64,
+            1_000,
+            100_000,
+            &format!("SGHD τ={tau}"),
+            true,
+            |_| {},
+        );
+    }
+}
+
+#[test]
+fn mala_is_exact_on_the_gaussian_target() {
+    let t = gauss_target();
+    let model = GaussianMean::new(&t.x, t.d, &t.lik, &t.mu0, &t.prior).unwrap();
+    for tau in [1.0f32, 2.0] {
+        let s = Mala::new(&model).with_temperature(tau).unwrap();
+        let eps = 2e-3 * tau;
+        let mut acc = 0u64;
+        let mut n = 0u64;
+        let summary = run(
+            &s,
+            &MiniBatch::new(&model),
+            &vec![0.0; t.d],
+            eps,
+            20_000,
+            500_000,
+            1,
+            19,
+            |st| {
+                acc = st.accepted();
+                n += 1;
+            },
+        );
+        eprintln!(
+            "MALA τ={tau}: acceptance {:.3}",
+            acc as f64 / (n + 20_000) as f64
+        );
+        let cov = &t.cov * tau as f64;
+        check(
+            &summary,
+            &t.mean,
+            &cov,
+            &cov,
+            &format!("MALA τ={tau}"),
+            true,
+        );
+    }
+}
+
+/// The Normal–inverse-gamma regression of `posterior.rs` (N = 1000, d = 5 + log σ²,
+/// batch 100), with plain mini-batches: closed-form means and variances, and the Laplace
+/// quantities `A` (negative Hessian at the mean) and `V` (mini-batch noise).
+struct Nig {
+    x: Vec<f32>,
+    y: Vec<f32>,
+    mean: DVector<f64>,
+    cov: DMatrix<f64>,
+    a: DMatrix<f64>,
+    v: DMatrix<f64>,
+}
+
+fn nig() -> Nig {
+    let (n_data, d, n) = (1000usize, 5usize, 100usize);
+    let (vv, phi, psi) = (100.0f64, 1.0f64, 1.0f64);
+    let x = normals(n_data * d, 421);
+    let noise = normals(n_data, 422);
+    let beta_star = [1.0f32, -2.0, 0.5, 0.0, 3.0];
+    let y: Vec<f32> = (0..n_data)
+        .map(|i| (0..d).map(|j| x[i * d + j] * beta_star[j]).sum::<f32>() + noise[i])
+        .collect();
+    let xm = from_f32(&x, n_data, d);
+    let yv = DVector::from_iterator(n_data, y.iter().map(|&t| t as f64));
+    let prec = xm.transpose() * &xm + DMatrix::identity(d, d) / vv;
+    let vn = prec.clone().try_inverse().unwrap();
+    let mun = &vn * (xm.transpose() * &yv);
+    let an = phi + n_data as f64 / 2.0;
+    let bn = psi + 0.5 * (yv.dot(&yv) - mun.dot(&(&prec * &mun)));
+    let mut mean = DVector::zeros(d + 1);
+    let mut cov = DMatrix::zeros(d + 1, d + 1);
+    mean.rows_mut(0, d).copy_from(&mun);
+    mean[d] = bn.ln() - digamma(an);
+    cov.view_mut((0, 0), (d, d))
+        .copy_from(&(&vn * (bn / (an - 1.0))));
+    cov[(d, d)] = trigamma(an);
+    let e = (-mean[d]).exp();
+    let r = &yv - &xm * &mun;
+    let mut a = DMatrix::zeros(d + 1, d + 1);
+    a.view_mut((0, 0), (d, d)).copy_from(&(&prec * e));
+    let cross = (xm.transpose() * &r - &mun / vv) * e;
+    for j in 0..d {
+        a[(j, d)] = cross[j];
+        a[(d, j)] = cross[j];
+    }
+    a[(d, d)] = e * (r.dot(&r) / 2.0 + mun.dot(&mun) / (2.0 * vv) + psi);
+    let scores = DMatrix::from_fn(n_data, d + 1, |i, j| {
+        if j < d {
+            r[i] * e * xm[(i, j)]
+        } else {
+            -0.5 + 0.5 * r[i] * r[i] * e
+        }
+    });
+    let sbar = scores.row_mean();
+    let c = DMatrix::from_fn(n_data, d + 1, |i, j| scores[(i, j)] - sbar[j]);
+    let v = c.transpose() * &c / n_data as f64 * ((n_data * n_data) as f64 / n as f64);
+    Nig {
+        x,
+        y,
+        mean,
+        cov,
+        a,
+        v,
+    }
+}
+
+/// Runs `sampler` on the NIG regression from the posterior mean (so a short burn-in
+/// suffices) and checks it with the Laplace-linearised bias of `kind`.
+/// With `cv`, the estimator is the control variate centred at the posterior mean, whose
+/// mini-batch noise is `O(‖θ − θ̂‖²)`: `V = 0` in the bias.
+fn nig_case<S: Sampler>(sampler: &S, kind: &Linear, eps: f32, steps: u64, what: &str, cv: bool) {
+    let mut p = nig();
+    let model = LinearRegression::new(&p.x, &p.y, 5, 100.0, 1.0, 1.0).unwrap();
+    let theta0: Vec<f32> = p.mean.iter().map(|&v| v as f32).collect();
+    let mut buf = vec![0.0f32; ControlVariate::<()>::buffer_len(6)];
+    let cv_est = ControlVariate::new(&model, &theta0, &mut buf).unwrap();
+    let plain = MiniBatch::new(&model);
+    let est: &dyn GradientEstimator = if cv {
+        p.v = zeros(6);
+        &cv_est
+    } else {
+        &plain
+    };
+    let s = run(
+        sampler,
+        est,
+        &theta0,
+        eps,
+        steps / 20,
+        steps,
+        100,
+        23,
+        |_| {},
+    );
+    // The bias of the Laplace approximation, added to the exact covariance.
+    let laplace = p.a.clone().try_inverse().unwrap();
+    let bias = stationary(kind, &p.a, &p.v, eps as f64, 1.0) - laplace + &p.cov;
+    check(&s, &p.mean, &p.cov, &bias, what, false);
+}
+
+#[test]
+fn every_sampler_on_the_normal_inverse_gamma_regression() {
+    let p = nig();
+    let d = 6;
+    let id = DMatrix::<f64>::identity(d, d);
+    // Metric: the Laplace covariance (what an SGLD pilot run would estimate).
+    let mut l: Vec<f64> = p.a.clone().try_inverse().unwrap().iter().copied().collect();
+    sgld::linalg::cholesky(&mut l, d).unwrap();
+    let l32: Vec<f32> = l.iter().map(|&v| v as f32).collect();
+    let lm = from_f32(&l32, d, d);
+    let m = &lm * lm.transpose();
+
+    nig_case(
+        &Sgld::new(),
+        &Linear::Precond(&id),
+        1e-5,
+        600_000,
+        "NIG: SGLD",
+        false,
+    );
+    let pre = PrecondSgld::new(Metric::Cholesky(&l32), d).unwrap();
+    nig_case(
+        &pre,
+        &Linear::Precond(&m),
+        0.01,
+        100_000,
+        "NIG: precond",
+        false,
+    );
+    let sghd = Sghd::new(Metric::Cholesky(&l32), d, 3).unwrap();
+    nig_case(
+        &sghd,
+        &Linear::Leapfrog(&m, 3),
+        0.005,
+        50_000,
+        "NIG: SGHD-CV",
+        true,
+    );
+    let alpha = 0.2f32;
+    nig_case(
+        &Sghmc::new(alpha).unwrap(),
+        &Linear::Momentum {
+            friction: alpha as f64,
+            c: alpha as f64,
+        },
+        2e-6,
+        600_000,
+        "NIG: SGHMC",
+        false,
+    );
+}
+
+#[test]
+fn psgld_and_sgnht_on_the_normal_inverse_gamma_regression() {
+    let p = nig();
+    let model = LinearRegression::new(&p.x, &p.y, 5, 100.0, 1.0, 1.0).unwrap();
+    let theta0: Vec<f32> = p.mean.iter().map(|&v| v as f32).collect();
+    let est = MiniBatch::new(&model);
+
+    let ps = Psgld::new(0.999, 1e-5).unwrap();
+    let eps = 1e-3;
+    let (mut g, mut k) = (vec![0.0f64; 6], 0u64);
+    let s = run(&ps, &est, &theta0, eps, 20_000, 400_000, 100, 29, |st| {
+        for (g, &v) in g.iter_mut().zip(st.second_moments()) {
+            *g += 1.0 / (1e-5 + (v as f64).sqrt());
+        }
+        k += 1;
+    });
+    let m = DMatrix::from_diagonal(&DVector::from_iterator(6, g.iter().map(|g| g / k as f64)));
+    let laplace = p.a.clone().try_inverse().unwrap();
+    let bias = stationary(&Linear::Precond(&m), &p.a, &p.v, eps as f64, 1.0) - &laplace + &p.cov;
+    check(&s, &p.mean, &p.cov, &bias, "NIG: pSGLD", false);
+
+    // SGNHT with the control variate (its thermostat would otherwise absorb the
+    // mini-batch noise into a friction the linearisation cannot see).
+    let a_diff = 0.05f32;
+    let sg = Sgnht::new(a_diff).unwrap();
+    let eps = 2.5e-6;
+    let (mut xi, mut k) = (0.0f64, 0u64);
+    let mut buf = vec![0.0f32; ControlVariate::<()>::buffer_len(6)];
+    let cv = ControlVariate::new(&model, &theta0, &mut buf).unwrap();
+    let s = run(&sg, &cv, &theta0, eps, 20_000, 600_000, 100, 31, |st| {
+        xi += st.xi();
+        k += 1;
+    });
+    let xi = xi / k as f64;
+    let bias = stationary(
+        &Linear::Momentum {
+            friction: xi,
+            c: a_diff as f64,
+        },
+        &p.a,
+        &zeros(6),
+        eps as f64,
+        1.0,
+    ) - &laplace
+        + &p.cov;
+    check(&s, &p.mean, &p.cov, &bias, "NIG: SGNHT-CV", true);
+}
+
+/// SGHMC with no friction and no noise is symplectic Euler on `H = U(θ) + vᵀv/(2η)`:
+/// the energy error stays bounded (no drift) and is first order in the step `h = √η`.
+#[test]
+fn sghmc_without_friction_or_noise_conserves_the_hamiltonian() {
+    let t = gauss_target();
+    let model = GaussianMean::new(&t.x, t.d, &t.lik, &t.mu0, &t.prior).unwrap();
+    let all: Vec<usize> = (0..2).collect();
+    let est = MiniBatch::new(&model);
+    let s = Sghmc::new(0.0).unwrap().with_temperature(0.0).unwrap();
+    let energy_error = |eps: f32, time: f64| -> (f64, f64) {
+        let mut theta = vec![0.0f32; t.d];
+        for (th, m) in theta.iter_mut().zip(t.mean.iter()) {
+            *th = *m as f32;
+        }
+        let mut scratch = vec![0.0f32; s.scratch_len(t.d)];
+        let mut st = s.init(&mut theta, &mut scratch).unwrap();
+        let eta = eps as f64 / 2.0;
+        // Unit momentum in every coordinate: v = √η·p.
+        for v in st.momentum_mut() {
+            *v = eta.sqrt() as f32;
+        }
+        let h = |st: &sgld::sampler::SghmcState<'_>| {
+            let th = st.theta();
+            let v = st.momentum();
+            -(sgld::models::Model::log_prior(&model, th)
+                + sgld::models::Model::log_lik(&model, th, &all))
+                + v.iter().map(|&x| x as f64 * x as f64).sum::<f64>() / (2.0 * eta)
+        };
+        let h0 = h(&st);
+        let steps = (time / eta.sqrt()) as u64;
+        let mut rng = default_rng(1);
+        let (mut first, mut second) = (0.0f64, 0.0f64);
+        for k in 0..steps {
+            s.step(&mut st, &est, &all, eps, &mut rng).unwrap();
+            let e = (h(&st) - h0).abs() / h0.abs();
+            if k < steps / 2 {
+                first = first.max(e);
+            } else {
+                second = second.max(e);
+            }
+        }
+        (first, second)
+    };
+    let (a1, a2) = energy_error(1e-4, 20.0);
+    let (b1, b2) = energy_error(2.5e-5, 20.0);
+    eprintln!("relative energy error: h {a1:.2e}/{a2:.2e}, h/2 {b1:.2e}/{b2:.2e}");
+    // No drift: the second half is no worse than the first (up to 10%).
+    assert!(a2 <= 1.1 * a1 && b2 <= 1.1 * b1);
+    // First order: halving h (η/4) halves the error, within [1.6, 2.5].
+    let ratio = a1.max(a2) / b1.max(b2);
+    assert!((1.6..=2.5).contains(&ratio), "error ratio {ratio}");
+}
+
+#[test]
+fn temperature_zero_is_the_optimiser() {
+    let t = gauss_target();
+    let model = GaussianMean::new(&t.x, t.d, &t.lik, &t.mu0, &t.prior).unwrap();
+    let all = [0usize, 1];
+    let est = MiniBatch::new(&model);
+    let s = Sgld::new().with_temperature(0.0).unwrap();
+    let mut theta = vec![0.0f32; t.d];
+    let mut scratch = vec![0.0f32; Sgld::scratch_len(t.d)];
+    let mut st = Sgld::init(&mut theta, &mut scratch).unwrap();
+    let mut rng = default_rng(1);
+    for _ in 0..20_000 {
+        let info = s.step(&mut st, &est, &all, 0.005, &mut rng).unwrap();
+        assert_eq!(info.noise_norm, 0.0);
+    }
+    for (j, &th) in st.theta().iter().enumerate() {
+        assert!(
+            (th as f64 - t.mean[j]).abs() < 1e-3,
+            "θ[{j}] = {th}, mode {}",
+            t.mean[j]
+        );
+    }
+}
+
+#[test]
+fn invalid_parameters_are_refused() {
+    assert!(Sghmc::new(1.5).is_err() && Sghmc::new(-0.1).is_err() && Sghmc::new(f32::NAN).is_err());
+    assert!(Sghmc::new(0.1).unwrap().with_noise_estimate(0.0).is_err());
+    assert!(Psgld::new(1.0, 1e-5).is_err() && Psgld::new(0.9, 0.0).is_err());
+    assert!(Sgnht::new(0.0).is_err() && Sgnht::new(f32::INFINITY).is_err());
+    assert!(Sgld::new().with_temperature(f32::NAN).is_err());
+    assert!(Sgld::new().with_temperature(-1.0).is_err());
+    let bad_diag = [1.0f32, 0.0];
+    assert!(PrecondSgld::new(Metric::Diagonal(&bad_diag), 2).is_err());
+    assert!(PrecondSgld::new(Metric::Diagonal(&[1.0, 1.0]), 3).is_err());
+    let bad_l = [1.0f32, 0.0, 2.0, -1.0];
+    assert!(PrecondSgld::new(Metric::Cholesky(&bad_l), 2).is_err());
+    assert!(Sghd::new(Metric::Diagonal(&[1.0, 1.0]), 2, 0).is_err());
+    assert!(matches!(
+        sgld::linalg::cholesky(&mut [1.0, 0.0, 0.0, -1.0], 2),
+        Err(Error::InvalidParameter { .. })
+    ));
+    assert!(sgld::schedule::Cyclical::new(0.1, 10, 0).is_err());
+    assert!(sgld::schedule::Cyclical::new(0.1, 3, 4).is_err());
+    assert!(sgld::schedule::Cyclical::new(f64::NAN, 10, 2).is_err());
+}
+
+/// Bad input to `step` errs and leaves the state as it was; a NaN gradient is refused.
+#[test]
+fn bad_steps_leave_every_chain_untouched() {
+    let x = [1.0f32, 2.0, 3.0, 4.0];
+    let lik = [1.0f32, 0.0, 0.0, 1.0];
+    let prior = [1.0f32, 0.0, 0.0, 1.0];
+    let mu0 = [0.0f32, 0.0];
+    let model = GaussianMean::new(&x, 2, &lik, &mu0, &prior).unwrap();
+    let est = MiniBatch::new(&model);
+    fn probe<S: Sampler>(s: &S, est: &impl GradientEstimator) {
+        let mut theta = [0.5f32, -0.5];
+        let mut scratch = vec![0.0f32; s.scratch_floats(2)];
+        let mut st = s.start(&mut theta, &mut scratch).unwrap();
+        let mut rng = default_rng(3);
+        for (batch, eps) in [
+            (&[][..], 0.1f32),
+            (&[5][..], 0.1),
+            (&[0][..], 0.0),
+            (&[0][..], f32::NAN),
+        ] {
+            assert!(s.advance(&mut st, est, batch, eps, &mut rng).is_err());
+            assert_eq!(st.theta(), &[0.5, -0.5]);
+            assert_eq!(st.steps(), 0);
+        }
+        assert!(s.advance(&mut st, est, &[0, 1], 1e-3, &mut rng).is_ok());
+        // Too little scratch.
+        let mut th = [0.0f32; 2];
+        let mut short = vec![0.0f32; s.scratch_floats(2) - 1];
+        assert!(s.start(&mut th, &mut short).is_err());
+        let mut nan = [f32::NAN, 0.0];
+        let mut sc = vec![0.0f32; s.scratch_floats(2)];
+        assert!(s.start(&mut nan, &mut sc).is_err());
+    }
+    let diag = [1.0f32, 2.0];
+    probe(&Sgld::new(), &est);
+    probe(&PrecondSgld::new(Metric::Diagonal(&diag), 2).unwrap(), &est);
+    probe(
+        &Psgld::new(0.99, 1e-5).unwrap().with_gamma_correction(true),
+        &est,
+    );
+    probe(
+        &Sghmc::new(0.1).unwrap().with_noise_estimate(0.1).unwrap(),
+        &est,
+    );
+    probe(&Sghd::new(Metric::Diagonal(&diag), 2, 3).unwrap(), &est);
+    probe(&Sgnht::new(0.1).unwrap(), &est);
+
+    // An estimator that returns NaN: every sampler refuses and keeps θ.
+    struct NanGrad;
+    impl GradientEstimator for NanGrad {
+        fn dim(&self) -> usize {
+            2
+        }
+        fn n_data(&self) -> usize {
+            4
+        }
+        fn estimate(&self, _: &[f32], _: &[usize], g: &mut [f32]) {
+            g.fill(f32::NAN);
+        }
+    }
+    fn refuses<S: Sampler>(s: &S) {
+        let mut theta = [0.5f32, -0.5];
+        let mut scratch = vec![0.0f32; s.scratch_floats(2)];
+        let mut st = s.start(&mut theta, &mut scratch).unwrap();
+        let info = s
+            .advance(&mut st, &NanGrad, &[0], 1e-3, &mut default_rng(1))
+            .unwrap();
+        assert!(info.non_finite);
+        assert_eq!(st.theta(), &[0.5, -0.5]);
+        assert_eq!(st.refused(), 1);
+    }
+    refuses(&Sgld::new());
+    refuses(&PrecondSgld::new(Metric::Diagonal(&diag), 2).unwrap());
+    refuses(&Psgld::new(0.99, 1e-5).unwrap());
+    refuses(&Sghmc::new(0.1).unwrap());
+    refuses(&Sghd::new(Metric::Diagonal(&diag), 2, 3).unwrap());
+    refuses(&Sgnht::new(0.1).unwrap());
+}
+
+#[test]
+fn control_variates_are_exact_at_the_centre_and_unbiased_elsewhere() {
+    let p = nig();
+    let model = LinearRegression::new(&p.x, &p.y, 5, 100.0, 1.0, 1.0).unwrap();
+    let centre: Vec<f32> = p.mean.iter().map(|&v| v as f32).collect();
+    let mut buf = vec![0.0f32; ControlVariate::<()>::buffer_len(6)];
+    let cv = ControlVariate::new(&model, &centre, &mut buf).unwrap();
+    // Full-data gradient by MiniBatch over all rows (N/n = 1).
+    let all: Vec<usize> = (0..1000).collect();
+    let mut exact = vec![0.0f32; 6];
+    MiniBatch::new(&model).estimate(&centre, &all, &mut exact);
+    let mut g = vec![0.0f32; 6];
+    cv.estimate(&centre, &[3, 7, 11], &mut g);
+    for j in 0..6 {
+        assert!(
+            (g[j] - exact[j]).abs() <= 1e-3 * (1.0 + exact[j].abs()),
+            "{j}: {} vs {}",
+            g[j],
+            exact[j]
+        );
+    }
+    // Away from the centre: the average over every single-row batch is the full gradient.
+    let theta: Vec<f32> = centre.iter().map(|c| c + 0.01).collect();
+    MiniBatch::new(&model).estimate(&theta, &all, &mut exact);
+    let mut avg = vec![0.0f64; 6];
+    for i in 0..1000 {
+        cv.estimate(&theta, &[i], &mut g);
+        for j in 0..6 {
+            avg[j] += g[j] as f64 / 1000.0;
+        }
+    }
+    for j in 0..6 {
+        assert!(
+            (avg[j] - exact[j] as f64).abs() <= 1e-2 * (1.0 + exact[j].abs() as f64),
+            "{j}"
+        );
+    }
+    assert!(ControlVariate::new(&model, &centre[..5], &mut buf).is_err());
+}
