@@ -1003,7 +1003,7 @@ fn control_variates_are_exact_at_the_centre_and_unbiased_elsewhere() {
     // Away from the centre: the average over every single-row batch is the full gradient.
     let theta: Vec<f32> = centre.iter().map(|c| c + 0.01).collect();
     MiniBatch::new(&model).estimate(&theta, &all, &mut exact);
-    let mut avg = vec![0.0f64; 6];
+    let mut avg = [0.0f64; 6];
     for i in 0..1000 {
         cv.estimate(&theta, &[i], &mut g);
         for j in 0..6 {
