@@ -11,7 +11,9 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use sgld_harness::data::{self, Format, registry};
 use sgld_harness::experiments;
-use sgld_harness::sample::{self, ModelKind, SampleConfig, Weighting};
+use sgld_harness::sample::{
+    self, ModelKind, SampleConfig, SamplerKind, SamplerSettings, Weighting,
+};
 use sgld_harness::spec::{BurnIn, PriorSpec, StepSpec};
 
 /// Stochastic gradient Langevin dynamics (Welling & Teh 2011): sample models, reproduce
@@ -68,7 +70,7 @@ struct SampleArgs {
     /// SGLD steps per chain.
     #[arg(long, default_value_t = 10_000)]
     steps: u64,
-    /// range:START,END[,GAMMA] | poly:A,B,GAMMA | const:EPS (default: range:1/N,0.01/N,0.55).
+    /// range:START,END[,GAMMA] | poly:A,B,GAMMA | const:EPS | cyclical:EPS0,CYCLES (default: range:1/N,0.01/N,0.55).
     #[arg(long)]
     step_size: Option<StepSpec>,
     /// auto (sampling threshold, eq. 10) or a number of steps.
@@ -95,6 +97,27 @@ struct SampleArgs {
     /// Clip the gradient estimate to this Euclidean norm (off by default).
     #[arg(long)]
     clip: Option<f32>,
+    /// The sampler. precond and sghd use the covariance of a pilot SGLD run as metric.
+    #[arg(long, value_enum, default_value_t = SamplerKind::Sgld)]
+    sampler: SamplerKind,
+    /// Control-variate gradients (SGLD-CV) around a centre found by SGD; chains start there.
+    #[arg(long)]
+    cv: bool,
+    /// Temperature τ: injected noise N(0, ετ), target p(θ|X)^(1/τ); 0 is the optimiser.
+    #[arg(long, default_value_t = 1.0)]
+    temperature: f32,
+    /// SGHMC friction per step, in [0, 1].
+    #[arg(long, default_value_t = 0.1)]
+    friction: f32,
+    /// SGHD leapfrog steps per iteration.
+    #[arg(long, default_value_t = 5)]
+    leapfrog: u32,
+    /// SGNHT diffusion per step.
+    #[arg(long, default_value_t = 0.05)]
+    diffusion: f32,
+    /// pSGLD decay of the squared-gradient average, in (0, 1).
+    #[arg(long, default_value_t = 0.99)]
+    decay: f32,
 }
 
 #[derive(Debug, Args)]
@@ -159,6 +182,15 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 weighting: a.weighting,
                 out: a.out,
                 clip: a.clip,
+                sampler: a.sampler,
+                cv: a.cv,
+                temperature: a.temperature,
+                settings: SamplerSettings {
+                    friction: a.friction,
+                    leapfrog: a.leapfrog,
+                    diffusion: a.diffusion,
+                    decay: a.decay,
+                },
                 progress: std::io::stderr().is_terminal(),
             };
             let (_, failure) = sample::run(&cfg)?;

@@ -9,15 +9,16 @@ use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use rand_core::SeedableRng;
 use rayon::prelude::*;
 use serde::Serialize;
-use sgld::Sgld;
 use sgld::estimate::{WeightedMoments, sampling_threshold, scores_into, threshold_scratch_len};
-use sgld::gradient::{MiniBatch, sample_batch};
+use sgld::gradient::{ControlVariate, GradientEstimator, MiniBatch, sample_batch};
 use sgld::models::{
     Gaussian, Laplace, LinearRegression, LogisticDense, LogisticSparse, Model, Prior, SparseRows,
     TiedMixture,
 };
 use sgld::noise::DefaultRng;
-use sgld::schedule::Schedule;
+use sgld::sampler::{Mala, Metric, PrecondSgld, Psgld, Sampler, Sghd, Sghmc, Sgnht};
+use sgld::schedule::{Polynomial, Schedule};
+use sgld::{ChainState, Sgld};
 
 use crate::data::{self, Dataset, Features, Format};
 use crate::diagnostics;
@@ -33,6 +34,76 @@ pub enum ModelKind {
     Linreg,
     /// The tied-means mixture of §5.1 on one-column data.
     Gmm,
+}
+
+/// The sampler (`sgld sample --sampler`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SamplerKind {
+    /// SGLD, eq. 4.
+    Sgld,
+    /// SGLD preconditioned by the covariance of a pilot SGLD run (eq. 9).
+    Precond,
+    /// pSGLD: RMSprop preconditioner (Li et al. 2016).
+    Psgld,
+    /// SGHMC with friction (Chen et al. 2014).
+    Sghmc,
+    /// SGHD: leapfrog with the pilot covariance as mass (Lasri & Chaoui).
+    Sghd,
+    /// SGNHT: thermostat (Ding et al. 2014).
+    Sgnht,
+    /// MALA on the full data (exact, slow: the reference).
+    Mala,
+}
+
+impl SamplerKind {
+    /// Every sampler, in the order of the docs.
+    pub const ALL: [SamplerKind; 7] = [
+        SamplerKind::Sgld,
+        SamplerKind::Precond,
+        SamplerKind::Psgld,
+        SamplerKind::Sghmc,
+        SamplerKind::Sghd,
+        SamplerKind::Sgnht,
+        SamplerKind::Mala,
+    ];
+
+    /// The command-line name.
+    pub fn name(self) -> &'static str {
+        match self {
+            SamplerKind::Sgld => "sgld",
+            SamplerKind::Precond => "precond",
+            SamplerKind::Psgld => "psgld",
+            SamplerKind::Sghmc => "sghmc",
+            SamplerKind::Sghd => "sghd",
+            SamplerKind::Sgnht => "sgnht",
+            SamplerKind::Mala => "mala",
+        }
+    }
+}
+
+/// The samplers' own settings (`sgld sample --friction` etc.).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SamplerSettings {
+    /// SGHMC friction per step.
+    pub friction: f32,
+    /// SGHD leapfrog steps.
+    pub leapfrog: u32,
+    /// SGNHT diffusion per step.
+    pub diffusion: f32,
+    /// pSGLD decay α.
+    pub decay: f32,
+}
+
+impl Default for SamplerSettings {
+    fn default() -> Self {
+        Self {
+            friction: 0.1,
+            leapfrog: 5,
+            diffusion: 0.05,
+            decay: 0.99,
+        }
+    }
 }
 
 /// How the summary weights the draws.
@@ -84,6 +155,14 @@ pub struct SampleConfig {
     pub out: PathBuf,
     /// Gradient clipping by norm.
     pub clip: Option<f32>,
+    /// The sampler.
+    pub sampler: SamplerKind,
+    /// Control-variate gradients around an SGD-found centre (SGLD-CV).
+    pub cv: bool,
+    /// Temperature τ (noise `N(0, ετ)`).
+    pub temperature: f32,
+    /// The samplers' own settings.
+    pub settings: SamplerSettings,
     /// Show progress bars (when stderr is a terminal).
     pub progress: bool,
 }
@@ -128,8 +207,18 @@ pub struct TestSummary {
 pub struct Summary {
     /// The model.
     pub model: ModelKind,
-    /// The sampler (`sgld`).
+    /// The sampler (`sgld`, `precond`, …).
     pub sampler: String,
+    /// Whether control-variate gradients were used.
+    pub cv: bool,
+    /// The temperature τ.
+    pub temperature: f32,
+    /// Per-example gradient evaluations per step and chain (batch × gradients per step;
+    /// the data size for MALA).
+    pub grad_evals_per_step: f64,
+    /// Steps of the pilot run (SGD for the control-variate centre, SGLD for the metric
+    /// of precond/sghd), not counted in `seconds`.
+    pub pilot_steps: u64,
     /// Training rows.
     pub n_train: usize,
     /// Number of parameters.
@@ -423,28 +512,36 @@ struct ChainPlan<'a, S> {
     burn_in: BurnIn,
     alpha: f64,
     thin: u64,
-    sampler: Sgld,
 }
 
-fn run_chain<S: Schedule>(
+/// The gradient estimator the chains share.
+type SharedEstimator<'a> = dyn GradientEstimator + Sync + 'a;
+
+#[allow(clippy::too_many_arguments)]
+fn run_chain<S: Schedule, A: Sampler>(
     model: &dyn ModelSync,
+    est: &SharedEstimator<'_>,
+    sampler: &A,
+    theta0: &[f32],
     plan: &ChainPlan<'_, S>,
     seed: u64,
     bar: &ProgressBar,
 ) -> ChainOut {
     let d = model.dim();
     let n_data = model.len();
-    let est = MiniBatch::new(model);
-    let mut theta = vec![0.0f32; d];
-    let mut scratch = vec![0.0f32; Sgld::scratch_len(d)];
+    let mut theta = theta0.to_vec();
+    let mut scratch = vec![0.0f32; sampler.scratch_floats(d)];
     let mut out = ChainOut {
         min_alpha: f64::INFINITY,
         lambda_at_min: f64::NAN,
         ..ChainOut::default()
     };
-    let Ok(mut state) = Sgld::init(&mut theta, &mut scratch) else {
-        out.failure = Some((0, "cannot start the chain".into()));
-        return out;
+    let mut state = match sampler.start(&mut theta, &mut scratch) {
+        Ok(s) => s,
+        Err(e) => {
+            out.failure = Some((0, format!("cannot start the chain: {e}")));
+            return out;
+        }
     };
     let mut rng = DefaultRng::seed_from_u64(seed);
     let mut batch = vec![0usize; plan.batch];
@@ -457,14 +554,13 @@ fn run_chain<S: Schedule>(
     let half = plan.steps / 2;
     let mut storing = matches!(plan.burn_in, BurnIn::Steps(b) if b == 0);
     let tick = (plan.steps / 100).max(1);
-    let sampler = plan.sampler;
     for t in 0..plan.steps {
         let eps = plan.schedule.step_size(t);
         if sample_batch(&mut rng, n_data, &mut batch).is_err() {
             out.failure = Some((t + 1, "empty data set".into()));
             break;
         }
-        match sampler.step(&mut state, &est, &batch, eps, &mut rng) {
+        match sampler.advance(&mut state, est, &batch, eps, &mut rng) {
             Ok(info) if info.non_finite => {
                 let why = if !info.grad_norm.is_finite() {
                     format!(
@@ -560,12 +656,6 @@ pub fn run(cfg: &SampleConfig) -> Result<(Summary, Option<String>), String> {
         burn_in: cfg.burn_in,
         alpha: cfg.alpha,
         thin: cfg.thin,
-        sampler: match cfg.clip {
-            Some(c) => Sgld::new()
-                .with_clip(c)
-                .map_err(|e| format!("--clip {c}: {e}"))?,
-            None => Sgld::new(),
-        },
     };
     let bars = MultiProgress::new();
     if !cfg.progress {
@@ -576,21 +666,8 @@ pub fn run(cfg: &SampleConfig) -> Result<(Summary, Option<String>), String> {
     )
     .unwrap_or_else(|_| ProgressStyle::default_bar())
     .progress_chars("=> ");
-    let started = Instant::now();
-    let outs: Vec<ChainOut> = with_model(&problem, |model| {
-        (0..cfg.chains)
-            .into_par_iter()
-            .map(|c| {
-                let bar = bars.add(
-                    ProgressBar::new(cfg.steps)
-                        .with_style(style.clone())
-                        .with_prefix(c.to_string()),
-                );
-                run_chain(model, &plan, chain_seed(cfg.seed, c as u64), &bar)
-            })
-            .collect()
-    })?;
-    let seconds = started.elapsed().as_secs_f64();
+    let run = with_model(&problem, |model| run_all(model, cfg, &plan, &bars, &style))??;
+    let (outs, seconds) = (run.outs, run.seconds);
 
     // One burn-in for all chains.
     let (burn_in, burn_note) = match cfg.burn_in {
@@ -727,7 +804,11 @@ pub fn run(cfg: &SampleConfig) -> Result<(Summary, Option<String>), String> {
         .transpose()?;
     let summary = Summary {
         model: cfg.model,
-        sampler: "sgld".into(),
+        sampler: cfg.sampler.name().into(),
+        cv: cfg.cv,
+        temperature: cfg.temperature,
+        grad_evals_per_step: run.grad_evals_per_step,
+        pilot_steps: run.pilot_steps,
         n_train: n,
         dim: d,
         steps: cfg.steps,
@@ -744,6 +825,286 @@ pub fn run(cfg: &SampleConfig) -> Result<(Summary, Option<String>), String> {
         .map_err(|e| format!("cannot write summary.json: {e}"))?;
     print_table(&summary, burn_note.as_deref(), &cfg.out);
     Ok((summary, failure))
+}
+
+/// What the chains of one run produced.
+struct RunOut {
+    outs: Vec<ChainOut>,
+    seconds: f64,
+    grad_evals_per_step: f64,
+    pilot_steps: u64,
+}
+
+/// A metric estimated from a pilot run, owned.
+enum MetricStore {
+    Cholesky(Vec<f32>),
+    Diagonal(Vec<f32>),
+}
+
+impl MetricStore {
+    fn metric(&self) -> Metric<'_> {
+        match self {
+            MetricStore::Cholesky(l) => Metric::Cholesky(l),
+            MetricStore::Diagonal(m) => Metric::Diagonal(m),
+        }
+    }
+}
+
+/// Dense metrics up to this dimension; diagonal above.
+const MAX_DENSE_METRIC: usize = 256;
+
+/// Runs the pilot(s) the sampler needs, then the chains in parallel.
+fn run_all<S: Schedule + Sync>(
+    model: &dyn ModelSync,
+    cfg: &SampleConfig,
+    plan: &ChainPlan<'_, S>,
+    bars: &MultiProgress,
+    style: &ProgressStyle,
+) -> Result<RunOut, String> {
+    let d = model.dim();
+    let pilot_len = (cfg.steps / 2).max(1000);
+    let mut pilot_steps = 0;
+    // SGLD-CV: the centre by SGD (SGLD at temperature 0) from 0.
+    let centre = if cfg.cv {
+        pilot_steps += pilot_len;
+        sgd_centre(model, plan, pilot_len, cfg.seed)?
+    } else {
+        vec![0.0f32; d]
+    };
+    let mut cv_buf = vec![0.0f32; ControlVariate::<()>::buffer_len(d)];
+    let mini = MiniBatch::new(model);
+    let cv_est;
+    let est: &SharedEstimator<'_> = if cfg.cv {
+        cv_est = ControlVariate::new(model, &centre, &mut cv_buf)
+            .map_err(|e| format!("control variates: {e}"))?;
+        &cv_est
+    } else {
+        &mini
+    };
+    let store = if matches!(cfg.sampler, SamplerKind::Precond | SamplerKind::Sghd) {
+        pilot_steps += pilot_len;
+        Some(pilot_metric(
+            model, est, plan, &centre, pilot_len, cfg.seed,
+        )?)
+    } else {
+        None
+    };
+    let metric = store.as_ref().map(MetricStore::metric);
+    let started = Instant::now();
+    let ctx = Chains {
+        model,
+        est,
+        theta0: &centre,
+        plan,
+        cfg,
+        bars,
+        style,
+    };
+    let bad = |what: &'static str| move |e: sgld::Error| format!("{what}: {e}");
+    macro_rules! with_opts {
+        ($s:expr) => {{
+            let s = $s
+                .with_temperature(cfg.temperature)
+                .map_err(bad("--temperature"))?;
+            match cfg.clip {
+                Some(c) => s.with_clip(c).map_err(bad("--clip"))?,
+                None => s,
+            }
+        }};
+    }
+    let st = &cfg.settings;
+    let (outs, grads) = match cfg.sampler {
+        SamplerKind::Sgld => ctx.run(&with_opts!(Sgld::new())),
+        SamplerKind::Precond => {
+            let m = metric.ok_or("no metric")?;
+            ctx.run(&with_opts!(PrecondSgld::new(m, d).map_err(bad("metric"))?))
+        }
+        SamplerKind::Psgld => ctx.run(&with_opts!(
+            Psgld::new(st.decay, 1e-5).map_err(bad("--decay"))?
+        )),
+        SamplerKind::Sghmc => ctx.run(&with_opts!(
+            Sghmc::new(st.friction).map_err(bad("--friction"))?
+        )),
+        SamplerKind::Sghd => {
+            let m = metric.ok_or("no metric")?;
+            ctx.run(&with_opts!(
+                Sghd::new(m, d, st.leapfrog).map_err(bad("--leapfrog"))?
+            ))
+        }
+        SamplerKind::Sgnht => ctx.run(&with_opts!(
+            Sgnht::new(st.diffusion).map_err(bad("--diffusion"))?
+        )),
+        SamplerKind::Mala => {
+            let (o, _) = ctx.run(&with_opts!(Mala::new(model)));
+            (o, model.len() as f64 / cfg.batch as f64)
+        }
+    };
+    Ok(RunOut {
+        outs,
+        seconds: started.elapsed().as_secs_f64(),
+        grad_evals_per_step: grads * cfg.batch as f64,
+        pilot_steps,
+    })
+}
+
+/// What every chain of a run shares.
+struct Chains<'a, S> {
+    model: &'a dyn ModelSync,
+    est: &'a SharedEstimator<'a>,
+    theta0: &'a [f32],
+    plan: &'a ChainPlan<'a, S>,
+    cfg: &'a SampleConfig,
+    bars: &'a MultiProgress,
+    style: &'a ProgressStyle,
+}
+
+impl<S: Schedule + Sync> Chains<'_, S> {
+    /// Runs the chains with `sampler`; returns them and the gradient estimates per step.
+    fn run<A: Sampler + Sync>(&self, sampler: &A) -> (Vec<ChainOut>, f64) {
+        let outs = (0..self.cfg.chains)
+            .into_par_iter()
+            .map(|c| {
+                let bar = self.bars.add(
+                    ProgressBar::new(self.cfg.steps)
+                        .with_style(self.style.clone())
+                        .with_prefix(c.to_string()),
+                );
+                run_chain(
+                    self.model,
+                    self.est,
+                    sampler,
+                    self.theta0,
+                    self.plan,
+                    chain_seed(self.cfg.seed, c as u64),
+                    &bar,
+                )
+            })
+            .collect();
+        (outs, sampler.grads_per_step() as f64)
+    }
+}
+
+/// SGD (SGLD at temperature 0) from 0 for `steps` steps of the run's schedule.
+fn sgd_centre<S: Schedule>(
+    model: &dyn ModelSync,
+    plan: &ChainPlan<'_, S>,
+    steps: u64,
+    seed: u64,
+) -> Result<Vec<f32>, String> {
+    let d = model.dim();
+    let sgd = Sgld::new()
+        .with_temperature(0.0)
+        .map_err(|e| e.to_string())?;
+    let mut theta = vec![0.0f32; d];
+    let mut scratch = vec![0.0f32; Sgld::scratch_len(d)];
+    let mut state = Sgld::init(&mut theta, &mut scratch).map_err(|e| e.to_string())?;
+    let mut rng = DefaultRng::seed_from_u64(chain_seed(seed, u64::MAX));
+    let mut batch = vec![0usize; plan.batch];
+    let est = MiniBatch::new(model);
+    for t in 0..steps {
+        sample_batch(&mut rng, model.len(), &mut batch).map_err(|e| e.to_string())?;
+        let info = sgd
+            .step(
+                &mut state,
+                &est,
+                &batch,
+                plan.schedule.step_size(t),
+                &mut rng,
+            )
+            .map_err(|e| e.to_string())?;
+        if info.non_finite {
+            return Err(format!(
+                "the SGD run for the control-variate centre went non-finite at step {}; lower the step size",
+                t + 1
+            ));
+        }
+    }
+    Ok(state.theta().to_vec())
+}
+
+/// The metric of precond/sghd: the covariance of the second half of a pilot SGLD run
+/// (with the default schedule `range:1/N,0.01/N`, whatever `--step-size` says: that is
+/// the step of the preconditioned sampler), scaled to mean variance 1, with a small
+/// ridge; dense (Cholesky) up to 256 parameters, diagonal above or if it is singular.
+/// With `M = Σ/s`, `s` the mean posterior variance, a step `ε` moves every direction
+/// like SGLD's `ε` moves one of variance `s`: stable for `ε ≲ s`.
+fn pilot_metric<S>(
+    model: &dyn ModelSync,
+    est: &SharedEstimator<'_>,
+    plan: &ChainPlan<'_, S>,
+    theta0: &[f32],
+    steps: u64,
+    seed: u64,
+) -> Result<MetricStore, String> {
+    let d = model.dim();
+    let n = model.len() as f64;
+    let schedule = Polynomial::from_range(1.0 / n, 0.01 / n, 0.55, steps.max(2))
+        .map_err(|e| format!("pilot schedule: {e}"))?;
+    let pilot = ChainPlan {
+        schedule: &schedule,
+        steps,
+        batch: plan.batch,
+        burn_in: BurnIn::Steps(steps / 2),
+        alpha: plan.alpha,
+        thin: 1,
+    };
+    let out = run_chain(
+        model,
+        est,
+        &Sgld::new(),
+        theta0,
+        &pilot,
+        chain_seed(seed, u64::MAX - 1),
+        &ProgressBar::hidden(),
+    );
+    if let Some((step, why)) = out.failure {
+        return Err(format!("the pilot SGLD run failed at step {step}: {why}"));
+    }
+    let k = out.draws.len() / d;
+    if k < 2 {
+        return Err("the pilot SGLD run kept too few draws".into());
+    }
+    let mut mean = vec![0.0f64; d];
+    for row in out.draws.chunks_exact(d) {
+        for (m, &x) in mean.iter_mut().zip(row) {
+            *m += x as f64 / k as f64;
+        }
+    }
+    let var: Vec<f64> = (0..d)
+        .map(|j| {
+            out.draws
+                .chunks_exact(d)
+                .map(|r| (r[j] as f64 - mean[j]).powi(2))
+                .sum::<f64>()
+                / (k - 1) as f64
+        })
+        .collect();
+    let scale = d as f64 / var.iter().sum::<f64>().max(f64::MIN_POSITIVE);
+    let ridge = 1e-4;
+    let diagonal =
+        || MetricStore::Diagonal(var.iter().map(|v| ((v * scale) + ridge) as f32).collect());
+    if d > MAX_DENSE_METRIC {
+        return Ok(diagonal());
+    }
+    let mut cov = vec![0.0f64; d * d];
+    for row in out.draws.chunks_exact(d) {
+        for i in 0..d {
+            let di = row[i] as f64 - mean[i];
+            for j in 0..=i {
+                cov[i * d + j] += di * (row[j] as f64 - mean[j]);
+            }
+        }
+    }
+    for i in 0..d {
+        for j in 0..=i {
+            cov[i * d + j] *= scale / (k - 1) as f64;
+        }
+        cov[i * d + i] += ridge;
+    }
+    Ok(match sgld::linalg::cholesky(&mut cov, d) {
+        Ok(()) => MetricStore::Cholesky(cov.iter().map(|&v| v as f32).collect()),
+        Err(_) => diagonal(),
+    })
 }
 
 /// Up to 1000 pooled draws (evenly spaced) with their weights, for prediction.

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use sgld::schedule::{Constant, Polynomial, Schedule};
+use sgld::schedule::{Constant, Cyclical, Polynomial, Schedule};
 
 /// `--prior laplace:SCALE | gaussian:VAR | nig:V,PHI,PSI`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -48,6 +48,14 @@ pub enum StepSpec {
     },
     /// A constant step.
     Const(f64),
+    /// The cyclical cosine schedule (Zhang et al. 2020) from `max` in `cycles` cycles
+    /// over the run.
+    Cyclical {
+        /// Step size at the start of each cycle.
+        max: f64,
+        /// Number of cycles.
+        cycles: u64,
+    },
 }
 
 /// `--burn-in auto|STEPS`.
@@ -131,7 +139,7 @@ impl FromStr for StepSpec {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         let (kind, rest) = s.split_once(':').ok_or_else(|| {
-            format!("step size {s:?} must be range:START,END[,GAMMA], poly:A,B,GAMMA or const:EPS")
+            format!("step size {s:?} must be range:START,END[,GAMMA], poly:A,B,GAMMA, const:EPS or cyclical:EPS0,CYCLES")
         })?;
         let spec = match kind {
             "range" => {
@@ -154,9 +162,21 @@ impl FromStr for StepSpec {
                 let [e] = numbers::<1>(rest, "const step size", "const:EPS")?;
                 StepSpec::Const(e)
             }
+            "cyclical" => {
+                let [max, c] = numbers::<2>(rest, "cyclical step size", "cyclical:EPS0,CYCLES")?;
+                if !(c >= 1.0 && c.fract() == 0.0) {
+                    return Err(format!(
+                        "cyclical step size: CYCLES must be a whole number >= 1, got {c}"
+                    ));
+                }
+                StepSpec::Cyclical {
+                    max,
+                    cycles: c as u64,
+                }
+            }
             other => {
                 return Err(format!(
-                    "unknown step size {other:?}: use range:, poly: or const:"
+                    "unknown step size {other:?}: use range:, poly:, const: or cyclical:"
                 ));
             }
         };
@@ -173,6 +193,7 @@ impl fmt::Display for StepSpec {
             StepSpec::Range { start, end, gamma } => write!(f, "range:{start},{end},{gamma}"),
             StepSpec::Poly { a, b, gamma } => write!(f, "poly:{a},{b},{gamma}"),
             StepSpec::Const(e) => write!(f, "const:{e}"),
+            StepSpec::Cyclical { max, cycles } => write!(f, "cyclical:{max},{cycles}"),
         }
     }
 }
@@ -184,6 +205,8 @@ pub enum StepSchedule {
     Poly(Polynomial),
     /// Constant.
     Const(Constant),
+    /// Cyclical.
+    Cyclical(Cyclical),
 }
 
 impl Schedule for StepSchedule {
@@ -191,6 +214,7 @@ impl Schedule for StepSchedule {
         match self {
             StepSchedule::Poly(p) => p.step_size(t),
             StepSchedule::Const(c) => c.step_size(t),
+            StepSchedule::Cyclical(c) => c.step_size(t),
         }
     }
 }
@@ -204,6 +228,9 @@ impl StepSpec {
             }
             StepSpec::Poly { a, b, gamma } => StepSchedule::Poly(Polynomial::new(a, b, gamma)?),
             StepSpec::Const(e) => StepSchedule::Const(Constant::new(e as f32)?),
+            StepSpec::Cyclical { max, cycles } => {
+                StepSchedule::Cyclical(Cyclical::new(max, steps.max(cycles), cycles)?)
+            }
         })
     }
 }
@@ -259,6 +286,13 @@ mod tests {
             })
         );
         assert_eq!("const:1e-3".parse::<StepSpec>(), Ok(StepSpec::Const(1e-3)));
+        assert_eq!(
+            "cyclical:0.01,4".parse::<StepSpec>(),
+            Ok(StepSpec::Cyclical {
+                max: 0.01,
+                cycles: 4
+            })
+        );
         assert_eq!("auto".parse::<BurnIn>(), Ok(BurnIn::Auto));
         assert_eq!("500".parse::<BurnIn>(), Ok(BurnIn::Steps(500)));
     }
@@ -284,6 +318,9 @@ mod tests {
             "range:a,b",
             "fixed:1",
             "const:inf",
+            "cyclical:0.1,0",
+            "cyclical:0.1,2.5",
+            "cyclical:-1,2",
         ] {
             assert!(bad.parse::<StepSpec>().is_err(), "{bad}");
         }
