@@ -1,8 +1,10 @@
 //! The std harness of `sgld`: data sets, the `sgld sample` command, convergence
 //! diagnostics, the papers' experiments with their figures and reports.
 
+pub mod compare;
 pub mod data;
 pub mod diagnostics;
+pub mod exact;
 pub mod experiments;
 pub mod ica_tools;
 pub mod plot;

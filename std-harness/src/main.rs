@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
+use sgld_harness::compare::{self, CompareConfig};
 use sgld_harness::data::{self, Format, registry};
 use sgld_harness::experiments;
 use sgld_harness::sample::{
@@ -28,7 +29,10 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Sample a model on a data set: draws.csv, summary.json and a summary table.
-    Sample(SampleArgs),
+    Sample(SampleCmd),
+    /// Every sampler on one model and data set: ESS per second and per gradient, and
+    /// errors against a reference (exact for linreg, a long MALA run otherwise).
+    Compare(CompareArgs),
     /// Reproduce a paper's experiment (figures, CSV series and report.md).
     Reproduce(ReproduceArgs),
     /// List or fetch the known data sets.
@@ -39,6 +43,27 @@ enum Command {
         #[arg(long, global = true)]
         data_dir: Option<PathBuf>,
     },
+}
+
+#[derive(Debug, Args)]
+struct SampleCmd {
+    #[command(flatten)]
+    args: SampleArgs,
+    /// The sampler. precond and sghd use the covariance of a pilot SGLD run as metric.
+    #[arg(long, value_enum, default_value_t = SamplerKind::Sgld)]
+    sampler: SamplerKind,
+}
+
+#[derive(Debug, Args)]
+struct CompareArgs {
+    #[command(flatten)]
+    args: SampleArgs,
+    /// The samplers, comma-separated (default: all).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    samplers: Option<Vec<SamplerKind>>,
+    /// Steps of each MALA run (each a full pass over the data; the reference runs 4x).
+    #[arg(long, default_value_t = 5000)]
+    mala_steps: u64,
 }
 
 #[derive(Debug, Args)]
@@ -97,9 +122,6 @@ struct SampleArgs {
     /// Clip the gradient estimate to this Euclidean norm (off by default).
     #[arg(long)]
     clip: Option<f32>,
-    /// The sampler. precond and sghd use the covariance of a pilot SGLD run as metric.
-    #[arg(long, value_enum, default_value_t = SamplerKind::Sgld)]
-    sampler: SamplerKind,
     /// Control-variate gradients (SGLD-CV) around a centre found by SGD; chains start there.
     #[arg(long)]
     cv: bool,
@@ -160,39 +182,43 @@ fn main() -> ExitCode {
     }
 }
 
+fn config(a: SampleArgs, sampler: SamplerKind) -> SampleConfig {
+    SampleConfig {
+        model: a.model,
+        train: a.train,
+        test: a.test,
+        format: a.format,
+        target: a.target,
+        prior: a.prior,
+        no_bias: a.no_bias,
+        batch: a.batch,
+        steps: a.steps,
+        step_size: a.step_size,
+        burn_in: a.burn_in,
+        alpha: a.alpha,
+        thin: a.thin,
+        chains: a.chains,
+        seed: a.seed,
+        weighting: a.weighting,
+        out: a.out,
+        clip: a.clip,
+        sampler,
+        cv: a.cv,
+        temperature: a.temperature,
+        settings: SamplerSettings {
+            friction: a.friction,
+            leapfrog: a.leapfrog,
+            diffusion: a.diffusion,
+            decay: a.decay,
+        },
+        progress: std::io::stderr().is_terminal(),
+    }
+}
+
 fn run(cli: Cli) -> Result<ExitCode, String> {
     match cli.command {
-        Command::Sample(a) => {
-            let cfg = SampleConfig {
-                model: a.model,
-                train: a.train,
-                test: a.test,
-                format: a.format,
-                target: a.target,
-                prior: a.prior,
-                no_bias: a.no_bias,
-                batch: a.batch,
-                steps: a.steps,
-                step_size: a.step_size,
-                burn_in: a.burn_in,
-                alpha: a.alpha,
-                thin: a.thin,
-                chains: a.chains,
-                seed: a.seed,
-                weighting: a.weighting,
-                out: a.out,
-                clip: a.clip,
-                sampler: a.sampler,
-                cv: a.cv,
-                temperature: a.temperature,
-                settings: SamplerSettings {
-                    friction: a.friction,
-                    leapfrog: a.leapfrog,
-                    diffusion: a.diffusion,
-                    decay: a.decay,
-                },
-                progress: std::io::stderr().is_terminal(),
-            };
+        Command::Sample(SampleCmd { args, sampler }) => {
+            let cfg = config(args, sampler);
             let (_, failure) = sample::run(&cfg)?;
             if let Some(f) = failure {
                 eprintln!(
@@ -201,6 +227,19 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 );
                 return Ok(ExitCode::FAILURE);
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Compare(CompareArgs {
+            args,
+            samplers,
+            mala_steps,
+        }) => {
+            let cfg = CompareConfig {
+                base: config(args, SamplerKind::Sgld),
+                samplers: samplers.unwrap_or_else(|| SamplerKind::ALL.to_vec()),
+                mala_steps,
+            };
+            compare::run(&cfg)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Reproduce(a) => {

@@ -219,6 +219,9 @@ pub struct Summary {
     /// Steps of the pilot run (SGD for the control-variate centre, SGLD for the metric
     /// of precond/sghd), not counted in `seconds`.
     pub pilot_steps: u64,
+    /// MALA's acceptance rate over all steps (absent for the other samplers).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub acceptance: Option<f64>,
     /// Training rows.
     pub n_train: usize,
     /// Number of parameters.
@@ -257,6 +260,8 @@ struct ChainOut {
     lambda_at_min: f64,
     /// A step that went non-finite: (step, message).
     failure: Option<(u64, String)>,
+    /// Steps after which θ had changed (counted for MALA only: its acceptances).
+    moves: u64,
 }
 
 /// The model built from data (owning the data it borrows from).
@@ -427,7 +432,7 @@ fn load_one_column(path: &Path, fmt: Format, target: Option<&str>) -> Result<Dat
 }
 
 /// Runs `f` with the model of `problem` (the models borrow the problem's data).
-fn with_model<R>(
+pub(crate) fn with_model<R>(
     problem: &Problem,
     f: impl FnOnce(&(dyn ModelSync + '_)) -> R,
 ) -> Result<R, String> {
@@ -512,6 +517,8 @@ struct ChainPlan<'a, S> {
     burn_in: BurnIn,
     alpha: f64,
     thin: u64,
+    /// Count the steps that moved θ (MALA's acceptance rate).
+    count_moves: bool,
 }
 
 /// The gradient estimator the chains share.
@@ -554,6 +561,11 @@ fn run_chain<S: Schedule, A: Sampler>(
     let half = plan.steps / 2;
     let mut storing = matches!(plan.burn_in, BurnIn::Steps(b) if b == 0);
     let tick = (plan.steps / 100).max(1);
+    let mut prev = if plan.count_moves {
+        theta0.to_vec()
+    } else {
+        vec![]
+    };
     for t in 0..plan.steps {
         let eps = plan.schedule.step_size(t);
         if sample_batch(&mut rng, n_data, &mut batch).is_err() {
@@ -581,6 +593,10 @@ fn run_chain<S: Schedule, A: Sampler>(
                 out.failure = Some((t + 1, e.to_string()));
                 break;
             }
+        }
+        if plan.count_moves && prev != state.theta() {
+            out.moves += 1;
+            prev.copy_from_slice(state.theta());
         }
         let step = t + 1;
         match plan.burn_in {
@@ -632,6 +648,15 @@ fn run_chain<S: Schedule, A: Sampler>(
 /// Runs `sgld sample`; returns the summary (also written to `out/summary.json`) and an
 /// error message when a chain went non-finite (its draws so far are still written).
 pub fn run(cfg: &SampleConfig) -> Result<(Summary, Option<String>), String> {
+    run_impl(cfg, true)
+}
+
+/// [`run`] without the printed table (for drivers such as `sgld compare`).
+pub fn run_quiet(cfg: &SampleConfig) -> Result<(Summary, Option<String>), String> {
+    run_impl(cfg, false)
+}
+
+fn run_impl(cfg: &SampleConfig, print: bool) -> Result<(Summary, Option<String>), String> {
     validate(cfg)?;
     let problem = Problem::load(cfg)?;
     let n = problem.n_train();
@@ -656,6 +681,7 @@ pub fn run(cfg: &SampleConfig) -> Result<(Summary, Option<String>), String> {
         burn_in: cfg.burn_in,
         alpha: cfg.alpha,
         thin: cfg.thin,
+        count_moves: cfg.sampler == SamplerKind::Mala,
     };
     let bars = MultiProgress::new();
     if !cfg.progress {
@@ -809,6 +835,10 @@ pub fn run(cfg: &SampleConfig) -> Result<(Summary, Option<String>), String> {
         temperature: cfg.temperature,
         grad_evals_per_step: run.grad_evals_per_step,
         pilot_steps: run.pilot_steps,
+        acceptance: (cfg.sampler == SamplerKind::Mala).then(|| {
+            outs.iter().map(|o| o.moves).sum::<u64>() as f64
+                / (cfg.steps as f64 * cfg.chains as f64)
+        }),
         n_train: n,
         dim: d,
         steps: cfg.steps,
@@ -823,7 +853,9 @@ pub fn run(cfg: &SampleConfig) -> Result<(Summary, Option<String>), String> {
     let json = serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?;
     std::fs::write(cfg.out.join("summary.json"), json + "\n")
         .map_err(|e| format!("cannot write summary.json: {e}"))?;
-    print_table(&summary, burn_note.as_deref(), &cfg.out);
+    if print {
+        print_table(&summary, burn_note.as_deref(), &cfg.out);
+    }
     Ok((summary, failure))
 }
 
@@ -984,6 +1016,39 @@ impl<S: Schedule + Sync> Chains<'_, S> {
     }
 }
 
+/// pSGLD's step-size scale: `1/mean(G)` with `G = 1/(λ + rms ĝ)` per coordinate, the
+/// root-mean-square of 64 mini-batch gradients at an SGD estimate of the mode (1000
+/// steps of `schedule`). A pSGLD step of `ε·scale` then moves like an SGLD step of `ε`.
+pub fn psgld_scale(cfg: &SampleConfig, schedule: &impl Schedule) -> Result<f64, String> {
+    let problem = Problem::load(cfg)?;
+    with_model(&problem, |model| -> Result<f64, String> {
+        let plan = ChainPlan {
+            schedule,
+            steps: 1000,
+            batch: cfg.batch,
+            burn_in: BurnIn::Steps(0),
+            alpha: cfg.alpha,
+            thin: 1,
+            count_moves: false,
+        };
+        let centre = sgd_centre(model, &plan, 1000, cfg.seed)?;
+        let d = model.dim();
+        let est = MiniBatch::new(model);
+        let mut rng = DefaultRng::seed_from_u64(chain_seed(cfg.seed, u64::MAX - 2));
+        let (mut batch, mut g, mut sq) =
+            (vec![0usize; cfg.batch], vec![0.0f32; d], vec![0.0f64; d]);
+        for _ in 0..64 {
+            sample_batch(&mut rng, model.len(), &mut batch).map_err(|e| e.to_string())?;
+            est.estimate(&centre, &batch, &mut g);
+            for (s, &x) in sq.iter_mut().zip(&g) {
+                *s += x as f64 * x as f64 / 64.0;
+            }
+        }
+        let mean_g = sq.iter().map(|s| 1.0 / (1e-5 + s.sqrt())).sum::<f64>() / d as f64;
+        Ok(1.0 / mean_g)
+    })?
+}
+
 /// SGD (SGLD at temperature 0) from 0 for `steps` steps of the run's schedule.
 fn sgd_centre<S: Schedule>(
     model: &dyn ModelSync,
@@ -1047,6 +1112,7 @@ fn pilot_metric<S>(
         burn_in: BurnIn::Steps(steps / 2),
         alpha: plan.alpha,
         thin: 1,
+        count_moves: false,
     };
     let out = run_chain(
         model,

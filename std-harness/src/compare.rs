@@ -1,0 +1,394 @@
+//! `sgld compare`: every sampler on one model and data set, side by side — ESS per
+//! second, ESS per gradient evaluation, and the error of the posterior means and sds
+//! against a reference (the closed form for `linreg`, a long MALA run otherwise).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::exact::NigPosterior;
+use crate::plot::{self, Panel, Series};
+use crate::sample::{self, ModelKind, Problem, SampleConfig, SamplerKind, Summary, Weighting};
+use crate::spec::{BurnIn, PriorSpec, StepSpec};
+
+/// What `sgld compare` runs.
+#[derive(Debug, Clone)]
+pub struct CompareConfig {
+    /// The model, data, batch, steps, chains and seed (its sampler is ignored).
+    pub base: SampleConfig,
+    /// The samplers to compare.
+    pub samplers: Vec<SamplerKind>,
+    /// Steps of each MALA run (a full pass over the data each).
+    pub mala_steps: u64,
+}
+
+/// The reference posterior: means and sds per parameter.
+#[derive(Debug, Clone, Serialize)]
+pub struct Reference {
+    /// Where it came from (`exact` or `mala`).
+    pub source: String,
+    /// Means.
+    pub mean: Vec<f64>,
+    /// Standard deviations.
+    pub sd: Vec<f64>,
+}
+
+/// One row of the comparison.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    /// The sampler.
+    pub sampler: String,
+    /// Control variates used.
+    pub cv: bool,
+    /// The step size used.
+    pub step_size: String,
+    /// Seconds of sampling (all chains, in parallel).
+    pub seconds: f64,
+    /// Steps per second (all chains).
+    pub steps_per_second: f64,
+    /// Per-example gradient evaluations per step.
+    pub grad_evals_per_step: f64,
+    /// Smallest bulk ESS over the parameters.
+    pub min_ess: f64,
+    /// `min_ess` per second.
+    pub ess_per_second: f64,
+    /// `min_ess` per 1000 per-example gradient evaluations.
+    pub ess_per_kgrad: f64,
+    /// Largest `|mean − reference|/sd_ref` over the parameters.
+    pub mean_error: f64,
+    /// Largest `|sd/sd_ref − 1|` over the parameters.
+    pub sd_error: f64,
+    /// Test accuracy (logistic) or RMSE (linreg), when a test set is given.
+    pub test_metric: Option<f64>,
+    /// The run's error, if it failed.
+    pub failure: Option<String>,
+}
+
+fn with_sampler(base: &SampleConfig, s: SamplerKind, out: &Path, step: StepSpec) -> SampleConfig {
+    let mut c = base.clone();
+    c.sampler = s;
+    c.out = out.join(s.name());
+    c.step_size = Some(step);
+    c.weighting = Weighting::Uniform;
+    c.progress = false;
+    c
+}
+
+/// The step for each sampler from the base step `eps` (see the README's table).
+fn step_for(s: SamplerKind, eps: f64, psgld_scale: f64, mala_eps: f64) -> StepSpec {
+    StepSpec::Const(match s {
+        SamplerKind::Psgld => eps * psgld_scale,
+        SamplerKind::Mala => mala_eps,
+        _ => eps,
+    })
+}
+
+/// MALA's step: the largest `eps·2ᵏ` (k from 4 down to −12) whose 300-step acceptance
+/// rate is at least 0.5.
+fn tune_mala(base: &SampleConfig, eps: f64, out: &Path) -> Result<f64, String> {
+    for k in (-12..=4).rev() {
+        let e = eps * 2f64.powi(k);
+        let mut c = with_sampler(base, SamplerKind::Mala, out, StepSpec::Const(e));
+        c.out = out.join("mala-tuning");
+        c.steps = 300;
+        c.chains = 1;
+        c.burn_in = BurnIn::Steps(100);
+        c.thin = 1;
+        std::fs::create_dir_all(&c.out).map_err(|e| e.to_string())?;
+        let (s, _) = sample::run_quiet(&c)?;
+        if s.acceptance.unwrap_or(0.0) >= 0.5 {
+            return Ok(e);
+        }
+    }
+    Err("MALA: no step size down to 2^-12 of the base step reached acceptance 0.5".into())
+}
+
+/// Runs the comparison; writes `compare.csv`, `compare.json`, `compare.md` and the
+/// figure `compare.{svg,png}` into `base.out`.
+pub fn run(cfg: &CompareConfig) -> Result<(Reference, Vec<Row>), String> {
+    let base = &cfg.base;
+    let out = base.out.clone();
+    std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    let problem = Problem::load(base)?;
+    let n = problem.n_train() as f64;
+    let eps = match base.step_size {
+        Some(StepSpec::Const(e)) => e,
+        None => 0.1 / n,
+        Some(other) => {
+            return Err(format!(
+                "compare needs a constant step (const:EPS) so that ESS means the same for every sampler, got {other}"
+            ));
+        }
+    };
+    let needs_mala = cfg.samplers.contains(&SamplerKind::Mala) || base.model != ModelKind::Linreg;
+    let mala_eps = if needs_mala {
+        tune_mala(base, eps, &out)?
+    } else {
+        eps
+    };
+    let psgld_scale = if cfg.samplers.contains(&SamplerKind::Psgld) {
+        let sched = StepSpec::Const(eps)
+            .schedule(1000)
+            .map_err(|e| e.to_string())?;
+        sample::psgld_scale(base, &sched)?
+    } else {
+        1.0
+    };
+    let mala_cfg = |c: &mut SampleConfig| {
+        c.steps = cfg.mala_steps;
+        c.burn_in = BurnIn::Steps(cfg.mala_steps / 5);
+        c.thin = 1;
+    };
+    let reference = if base.model == ModelKind::Linreg {
+        let Some(PriorSpec::Nig { v, phi, psi }) = problem.prior else {
+            return Err("linreg needs a nig prior".into());
+        };
+        let x = problem
+            .train
+            .dense()
+            .ok_or("linreg reference needs dense features")?;
+        let p = NigPosterior::new(
+            &x,
+            &problem.y,
+            problem.train.dim(),
+            v as f64,
+            phi as f64,
+            psi as f64,
+        )?;
+        Reference {
+            source: "exact (Normal–inverse-gamma closed form)".into(),
+            mean: p.mean(),
+            sd: p.sd(),
+        }
+    } else {
+        let mut c = with_sampler(base, SamplerKind::Mala, &out, StepSpec::Const(mala_eps));
+        c.out = out.join("reference-mala");
+        mala_cfg(&mut c);
+        c.steps *= 4;
+        c.burn_in = BurnIn::Steps(c.steps / 5);
+        std::fs::create_dir_all(&c.out).map_err(|e| e.to_string())?;
+        let (s, fail) = sample::run_quiet(&c)?;
+        if let Some(f) = fail {
+            return Err(format!("reference MALA run failed: {f}"));
+        }
+        Reference {
+            source: format!(
+                "MALA, {} chains x {} steps, step {mala_eps:.3e}, acceptance {:.2}, min ESS {:.0}",
+                c.chains,
+                c.steps,
+                s.acceptance.unwrap_or(f64::NAN),
+                min_ess(&s)
+            ),
+            mean: s.params.iter().map(|p| p.mean).collect(),
+            sd: s.params.iter().map(|p| p.sd).collect(),
+        }
+    };
+    let mut rows = Vec::new();
+    let mut summaries = Vec::new();
+    for &s in &cfg.samplers {
+        let step = step_for(s, eps, psgld_scale, mala_eps);
+        let mut c = with_sampler(base, s, &out, step);
+        if s == SamplerKind::Mala {
+            mala_cfg(&mut c);
+        }
+        std::fs::create_dir_all(&c.out).map_err(|e| e.to_string())?;
+        eprintln!("compare: {} ({})", s.name(), step_label(step));
+        let (summary, failure) = match sample::run_quiet(&c) {
+            Ok(r) => r,
+            Err(e) => {
+                rows.push(failed_row(s, base.cv, step, e));
+                continue;
+            }
+        };
+        rows.push(row(s, base.cv, step, &summary, &reference, failure));
+        summaries.push((s, summary));
+    }
+    write_outputs(&out, base, &reference, &rows, &summaries)?;
+    Ok((reference, rows))
+}
+
+fn min_ess(s: &Summary) -> f64 {
+    s.params
+        .iter()
+        .map(|p| p.ess_bulk)
+        .filter(|e| e.is_finite())
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// `const:EPS` with four significant digits.
+fn step_label(step: StepSpec) -> String {
+    match step {
+        StepSpec::Const(e) => format!("const:{e:.3e}"),
+        other => other.to_string(),
+    }
+}
+
+/// MALA uses the full data whatever the estimator: control variates do not apply.
+fn uses_cv(s: SamplerKind, cv: bool) -> bool {
+    cv && s != SamplerKind::Mala
+}
+
+fn failed_row(s: SamplerKind, cv: bool, step: StepSpec, e: String) -> Row {
+    Row {
+        sampler: s.name().into(),
+        cv: uses_cv(s, cv),
+        step_size: step_label(step),
+        seconds: f64::NAN,
+        steps_per_second: f64::NAN,
+        grad_evals_per_step: f64::NAN,
+        min_ess: f64::NAN,
+        ess_per_second: f64::NAN,
+        ess_per_kgrad: f64::NAN,
+        mean_error: f64::NAN,
+        sd_error: f64::NAN,
+        test_metric: None,
+        failure: Some(e),
+    }
+}
+
+fn row(
+    s: SamplerKind,
+    cv: bool,
+    step: StepSpec,
+    summary: &Summary,
+    reference: &Reference,
+    failure: Option<String>,
+) -> Row {
+    let ess = min_ess(summary);
+    let evals = summary.grad_evals_per_step * summary.steps as f64 * summary.chains as f64;
+    let (mut mean_error, mut sd_error) = (0.0f64, 0.0f64);
+    for (j, p) in summary.params.iter().enumerate() {
+        mean_error = mean_error.max((p.mean - reference.mean[j]).abs() / reference.sd[j]);
+        sd_error = sd_error.max((p.sd / reference.sd[j] - 1.0).abs());
+    }
+    Row {
+        sampler: s.name().into(),
+        cv: uses_cv(s, cv),
+        step_size: step_label(step),
+        seconds: summary.seconds,
+        steps_per_second: summary.steps_per_second,
+        grad_evals_per_step: summary.grad_evals_per_step,
+        min_ess: ess,
+        ess_per_second: ess / summary.seconds,
+        ess_per_kgrad: 1000.0 * ess / evals,
+        mean_error,
+        sd_error,
+        test_metric: summary.test.as_ref().and_then(|t| t.accuracy.or(t.rmse)),
+        failure,
+    }
+}
+
+/// The table as Markdown.
+pub fn markdown(rows: &[Row]) -> String {
+    let mut t = String::from(
+        "| sampler | step | steps/s | grads/step | min ESS | ESS/s | ESS/1k grads | max mean err (sd) | max sd err | test |\n|---|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for r in rows {
+        let _ = writeln!(
+            t,
+            "| {}{} | {} | {:.0} | {:.0} | {:.0} | {:.1} | {:.3} | {:.3} | {:.3} | {} |",
+            r.sampler,
+            if r.cv { "-cv" } else { "" },
+            r.step_size,
+            r.steps_per_second,
+            r.grad_evals_per_step,
+            r.min_ess,
+            r.ess_per_second,
+            r.ess_per_kgrad,
+            r.mean_error,
+            r.sd_error,
+            match (&r.failure, r.test_metric) {
+                (Some(f), _) => format!("failed: {f}"),
+                (None, Some(m)) => format!("{m:.4}"),
+                (None, None) => "–".into(),
+            }
+        );
+    }
+    t
+}
+
+fn write_outputs(
+    out: &Path,
+    base: &SampleConfig,
+    reference: &Reference,
+    rows: &[Row],
+    summaries: &[(SamplerKind, Summary)],
+) -> Result<(), String> {
+    let io = |p: PathBuf| move |e: std::io::Error| format!("cannot write {}: {e}", p.display());
+    let json = serde_json::json!({ "reference": reference, "rows": rows });
+    let p = out.join("compare.json");
+    std::fs::write(
+        &p,
+        serde_json::to_string_pretty(&json).map_err(|e| e.to_string())? + "\n",
+    )
+    .map_err(io(p.clone()))?;
+    let mut w = csv::Writer::from_path(out.join("compare.csv")).map_err(|e| e.to_string())?;
+    for r in rows {
+        w.serialize(r).map_err(|e| e.to_string())?;
+    }
+    w.flush().map_err(|e| e.to_string())?;
+    let table = markdown(rows);
+    let md = format!(
+        "# sgld compare\n\nModel `{:?}` on `{}`: batch {}, {} steps x {} chains per sampler (burn-in as `--burn-in`), uniform weights, seed {}{}.\n\nReference: {}.\n\nESS is the smallest bulk ESS over the parameters (rank-normalised, split chains); ESS/1k grads counts per-example gradient evaluations (MALA: the whole data set per step). Errors are in units of the reference sd.\n\n{table}\n![comparison](compare.svg)\n",
+        base.model,
+        base.train.display(),
+        base.batch,
+        base.steps,
+        base.chains,
+        base.seed,
+        if base.cv {
+            ", control-variate gradients"
+        } else {
+            ""
+        },
+        reference.source
+    );
+    let p = out.join("compare.md");
+    std::fs::write(&p, md).map_err(io(p.clone()))?;
+    println!("{table}");
+    // Figure: per parameter, the mean error and the sd ratio, one line per sampler.
+    let k = reference.mean.len().min(60);
+    let x: Vec<f64> = (0..k).map(|j| j as f64).collect();
+    let mut mean_panel = Panel {
+        title: "posterior mean error / reference sd".into(),
+        x_label: "parameter".into(),
+        y_label: "(mean − ref) / sd_ref".into(),
+        ..Panel::default()
+    };
+    let mut sd_panel = Panel {
+        title: "posterior sd / reference sd".into(),
+        x_label: "parameter".into(),
+        y_label: "sd / sd_ref".into(),
+        ..Panel::default()
+    };
+    for (s, summary) in summaries {
+        let p = &summary.params[..k];
+        mean_panel.series.push(Series {
+            label: s.name().into(),
+            x: x.clone(),
+            y: p.iter()
+                .enumerate()
+                .map(|(j, q)| (q.mean - reference.mean[j]) / reference.sd[j])
+                .collect(),
+            ..Series::default()
+        });
+        sd_panel.series.push(Series {
+            label: s.name().into(),
+            x: x.clone(),
+            y: p.iter()
+                .enumerate()
+                .map(|(j, q)| q.sd / reference.sd[j])
+                .collect(),
+            ..Series::default()
+        });
+    }
+    sd_panel.series.push(Series {
+        label: "reference".into(),
+        x: x.clone(),
+        y: vec![1.0],
+        reference: true,
+        ..Series::default()
+    });
+    plot::line_chart(&out.join("compare"), &[mean_panel, sd_panel])
+}
