@@ -736,3 +736,87 @@ fn a_chain_that_explodes_stops_with_its_step_and_keeps_its_draws() {
     );
     assert!(out.join("draws.csv").is_file() && out.join("summary.json").is_file());
 }
+
+#[test]
+fn compare_puts_every_sampler_against_the_closed_form() {
+    let dir = tempfile::tempdir().unwrap();
+    let (train, _) = lin_data(dir.path());
+    let out = dir.path().join("cmp");
+    let stdout = run_ok(&[
+        "compare",
+        "--model",
+        "linreg",
+        "--train",
+        train.to_str().unwrap(),
+        "--prior",
+        "nig:10,2,1",
+        "--batch",
+        "40",
+        "--steps",
+        "30000",
+        "--burn-in",
+        "5000",
+        "--chains",
+        "2",
+        "--step-size",
+        "const:2e-5",
+        "--cv",
+        "--samplers",
+        "sgld,psgld,sghmc,sgnht,mala",
+        "--mala-steps",
+        "3000",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(stdout.contains("| sampler |"), "{stdout}");
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("compare.json")).unwrap()).unwrap();
+    assert!(
+        v["reference"]["source"]
+            .as_str()
+            .unwrap()
+            .starts_with("exact")
+    );
+    let rows = v["rows"].as_array().unwrap();
+    let names: Vec<&str> = rows
+        .iter()
+        .map(|r| r["sampler"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["sgld", "psgld", "sghmc", "sgnht", "mala"]);
+    for r in rows {
+        let (ess, err) = (
+            r["min_ess"].as_f64().unwrap(),
+            r["mean_error"].as_f64().unwrap(),
+        );
+        eprintln!("{r}");
+        assert!(r["failure"].is_null());
+        assert!(r["ess_per_second"].as_f64().unwrap() > 0.0);
+        // Means within z/√ESS reference sds, plus 0.1 sd for the O(ε) bias.
+        assert!(
+            err <= Z / ess.sqrt() + 0.1,
+            "{}: mean error {err} sd (ESS {ess})",
+            r["sampler"]
+        );
+        assert_eq!(r["cv"].as_bool().unwrap(), r["sampler"] != "mala");
+    }
+    for f in ["compare.csv", "compare.md", "compare.svg", "compare.png"] {
+        assert!(out.join(f).is_file(), "{f}");
+    }
+    // A decaying step makes ESS incomparable: refused with the reason.
+    let bad = sgld()
+        .args([
+            "compare",
+            "--model",
+            "linreg",
+            "--train",
+            train.to_str().unwrap(),
+            "--step-size",
+            "range:1e-3,1e-5",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("const:EPS"));
+}
