@@ -3,6 +3,7 @@
 
 pub mod gmm;
 pub mod ica;
+pub mod linreg;
 pub mod logreg;
 pub mod meg;
 
@@ -41,6 +42,12 @@ const EXPERIMENTS: &[Experiment] = &[
         what: "Welling & Teh §5.3.1, Figures 4 and 5: ICA on artificial data",
         needs: &[],
         run: ica::run,
+    },
+    Experiment {
+        name: "linreg",
+        what: "Karagiannis, handout 6, §4, Figures 4.1-4.3: Bayesian linear regression",
+        needs: &[],
+        run: linreg::run,
     },
     Experiment {
         name: "logreg",
