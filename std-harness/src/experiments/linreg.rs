@@ -86,7 +86,7 @@ fn chain(
                 t + 1
             ));
         }
-        if t >= burn_in && (t - burn_in) % keep == 0 {
+        if t >= burn_in && (t - burn_in).is_multiple_of(keep) {
             out.extend_from_slice(state.theta());
         }
     }
