@@ -172,6 +172,26 @@ fn quick_reproduction_writes_every_file_with_sane_numbers() {
                     && report.contains("KIT MEG")
                     && report.contains("samples/s")
             );
+            // Lasri & Chaoui: every method classifies the bank data far above the 53%
+            // majority class, and the exact (MALA) reference is tight.
+            let bank = out.path().join("bank");
+            for stem in ["bank_traces", "toy_boundaries", "toy_traces"] {
+                check_figure(&bank, stem);
+            }
+            let acc = bank.join("accuracy.csv");
+            let (train, test, sd) = (
+                column(&acc, "train_mean"),
+                column(&acc, "test_mean"),
+                column(&acc, "test_sd"),
+            );
+            assert_eq!(train.len(), 4);
+            for (a, b) in train.iter().zip(&test) {
+                assert!(
+                    (0.7..=0.9).contains(a) && (0.7..=0.9).contains(b),
+                    "{a} {b}"
+                );
+            }
+            assert!(sd[3] < 0.01, "MALA accuracy sd {}", sd[3]);
             let lr = out.path().join("logreg");
             check_figure(&lr, "figure3");
             let acc = column(&lr.join("figure3.csv"), "test_accuracy_mean");

@@ -1,6 +1,7 @@
 //! `sgld reproduce`: the papers' experiments, each writing CSV series, SVG and PNG
 //! figures and a `report.md` (our numbers beside the paper's) to `<out>/<name>/`.
 
+pub mod bank;
 pub mod gmm;
 pub mod ica;
 pub mod linreg;
@@ -31,6 +32,12 @@ pub struct Context {
 }
 
 const EXPERIMENTS: &[Experiment] = &[
+    Experiment {
+        name: "bank",
+        what: "Lasri & Chaoui, Tables 1-2 and Figures 1-3: SGLD and SGHD, bank marketing and toy sets",
+        needs: &["bank_marketing/bank.csv"],
+        run: bank::run,
+    },
     Experiment {
         name: "gmm",
         what: "Welling & Teh §5.1, Figures 1 and 2: mixture of Gaussians",
