@@ -419,7 +419,8 @@ fn psgld_on_the_gaussian_target() {
             .unwrap()
             .with_temperature(tau)
             .unwrap();
-        let eps = 0.003;
+        // G ≈ N/|ĝ| with N = 2 observations.
+        let eps = 0.0015;
         let mut g_sum = vec![0.0f64; 50];
         let mut count = 0u64;
         let t = gauss_target();
@@ -760,7 +761,8 @@ fn psgld_and_sgnht_on_the_normal_inverse_gamma_regression() {
     let est = MiniBatch::new(&model);
 
     let ps = Psgld::new(0.999, 1e-5).unwrap();
-    let eps = 1e-3;
+    // G ≈ N/|ĝ| with N = 1000.
+    let eps = 1e-6;
     let (mut g, mut k) = (vec![0.0f64; 6], 0u64);
     let s = run(&ps, &est, &theta0, eps, 20_000, 400_000, 100, 29, |st| {
         for (g, &v) in g.iter_mut().zip(st.second_moments()) {

@@ -140,6 +140,9 @@ struct SampleArgs {
     /// pSGLD decay of the squared-gradient average, in (0, 1).
     #[arg(long, default_value_t = 0.99)]
     decay: f32,
+    /// pSGLD diagonal bias λ (on the scale of the per-datum mean gradient).
+    #[arg(long, default_value_t = 1e-5)]
+    lambda: f32,
 }
 
 #[derive(Debug, Args)]
@@ -210,6 +213,7 @@ fn config(a: SampleArgs, sampler: SamplerKind) -> SampleConfig {
             leapfrog: a.leapfrog,
             diffusion: a.diffusion,
             decay: a.decay,
+            lambda: a.lambda,
         },
         progress: std::io::stderr().is_terminal(),
     }

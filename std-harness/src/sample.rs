@@ -93,6 +93,8 @@ pub struct SamplerSettings {
     pub diffusion: f32,
     /// pSGLD decay α.
     pub decay: f32,
+    /// pSGLD diagonal bias λ.
+    pub lambda: f32,
 }
 
 impl Default for SamplerSettings {
@@ -102,6 +104,7 @@ impl Default for SamplerSettings {
             leapfrog: 5,
             diffusion: 0.05,
             decay: 0.99,
+            lambda: 1e-5,
         }
     }
 }
@@ -666,11 +669,25 @@ fn run_impl(cfg: &SampleConfig, print: bool) -> Result<(Summary, Option<String>)
             cfg.batch
         ));
     }
-    let spec = cfg.step_size.unwrap_or(StepSpec::Range {
+    let default = StepSpec::Range {
         start: 1.0 / n as f64,
         end: 0.01 / n as f64,
         gamma: 0.55,
-    });
+    };
+    let spec = match (cfg.step_size, cfg.sampler) {
+        (Some(s), _) => s,
+        // pSGLD's preconditioner G ≈ 1/|ĝ| shrinks SGLD's default step by orders of
+        // magnitude: scale it so that the two move alike.
+        (None, SamplerKind::Psgld) => {
+            let k = psgld_scale(cfg, &default.schedule(1000).map_err(|e| e.to_string())?)?;
+            StepSpec::Range {
+                start: k / n as f64,
+                end: 0.01 * k / n as f64,
+                gamma: 0.55,
+            }
+        }
+        (None, _) => default,
+    };
     let schedule = spec
         .schedule(cfg.steps)
         .map_err(|e| format!("--step-size {spec}: {e}"))?;
@@ -952,7 +969,7 @@ fn run_all<S: Schedule + Sync>(
             ctx.run(&with_opts!(PrecondSgld::new(m, d).map_err(bad("metric"))?))
         }
         SamplerKind::Psgld => ctx.run(&with_opts!(
-            Psgld::new(st.decay, 1e-5).map_err(bad("--decay"))?
+            Psgld::new(st.decay, st.lambda).map_err(bad("--decay/--lambda"))?
         )),
         SamplerKind::Sghmc => ctx.run(&with_opts!(
             Sghmc::new(st.friction).map_err(bad("--friction"))?
@@ -1016,9 +1033,10 @@ impl<S: Schedule + Sync> Chains<'_, S> {
     }
 }
 
-/// pSGLD's step-size scale: `1/mean(G)` with `G = 1/(λ + rms ĝ)` per coordinate, the
-/// root-mean-square of 64 mini-batch gradients at an SGD estimate of the mode (1000
-/// steps of `schedule`). A pSGLD step of `ε·scale` then moves like an SGLD step of `ε`.
+/// pSGLD's step-size scale: `1/median(G)` with `G = 1/(λ + rms(ĝ)/N)` per coordinate
+/// (as the sampler computes it), from the root-mean-square of 64 mini-batch gradients at an SGD estimate of the mode (1000
+/// steps of `schedule`). A pSGLD step of `ε·scale` then moves the median coordinate like
+/// an SGLD step of `ε`.
 pub fn psgld_scale(cfg: &SampleConfig, schedule: &impl Schedule) -> Result<f64, String> {
     let problem = Problem::load(cfg)?;
     with_model(&problem, |model| -> Result<f64, String> {
@@ -1044,8 +1062,13 @@ pub fn psgld_scale(cfg: &SampleConfig, schedule: &impl Schedule) -> Result<f64, 
                 *s += x as f64 * x as f64 / 64.0;
             }
         }
-        let mean_g = sq.iter().map(|s| 1.0 / (1e-5 + s.sqrt())).sum::<f64>() / d as f64;
-        Ok(1.0 / mean_g)
+        // The median coordinate (rare sparse features have rms ≈ 0 and G ≈ 1/λ: a mean
+        // of G would be theirs alone).
+        let n = model.len() as f64;
+        let lambda = cfg.settings.lambda as f64;
+        let mut inv_g: Vec<f64> = sq.iter().map(|s| lambda + s.sqrt() / n).collect();
+        inv_g.sort_by(f64::total_cmp);
+        Ok(inv_g[d / 2])
     })?
 }
 

@@ -326,7 +326,7 @@ fn every_sampler_and_option_reaches_the_closed_form() {
         ("precond", &["--step-size", "const:4e-5"], 1.0),
         (
             "psgld",
-            &["--step-size", "const:1e-3", "--decay", "0.999"],
+            &["--step-size", "const:2.5e-6", "--decay", "0.999"],
             1.0,
         ),
         ("sghmc", &["--cv", "--step-size", "const:1e-5"], 1.0),

@@ -1,8 +1,13 @@
 //! Preconditioned SGLD with an RMSprop preconditioner (pSGLD; Li, Chen, Carlson & Carin
 //! 2016, Algorithm 1).
 //!
-//! `V ← αV + (1−α)·ĝ⊙ĝ`, `G = 1/(λ + √V)`, `θ' = θ + (ε/2)·(G⊙ĝ + Γ) + N(0, ετ·G)`.
-//! Li et al. write `θ + (ε/2)(G·ĝ + Γ) + N(0, εG)` — already our convention.
+//! `V ← αV + (1−α)·(ĝ/N)⊙(ĝ/N)`, `G = 1/(λ + √V)`,
+//! `θ' = θ + (ε/2)·(G⊙ĝ + Γ) + N(0, ετ·G)`.
+//! Li et al. write `θ + (ε/2)(G·ĝ + Γ) + N(0, εG)` — already our convention — with `V`
+//! the average of the squared per-datum mean gradient `ḡ = ĝ/N` (up to the prior term),
+//! as here, so their `λ` and step sizes carry over. `G` is then of order `N/|ĝ|`; a
+//! coordinate whose gradient is always 0 (a feature absent from the data) gets `G = 1/λ`,
+//! so on sparse data choose `λ` near the typical `|ĝ|/N` rather than 10⁻⁵.
 //!
 //! **The Γ term.** `Γᵢ = ∂Gᵢ/∂θᵢ` corrects for the preconditioner's dependence on θ.
 //! Like SGMCMCJax (and Li et al.'s experiments) it is **off by default**: the chain then
@@ -166,7 +171,10 @@ impl Psgld {
             return Ok(info);
         }
         let (a, lambda) = (self.decay, self.lambda);
+        // Li et al. average the squares of the per-datum mean gradient ĝ/N.
+        let inv_n = 1.0 / estimator.n_data().max(1) as f32;
         for (v, &g) in s.v.iter_mut().zip(s.grad.iter()) {
+            let g = g * inv_n;
             *v = if first {
                 g * g
             } else {
