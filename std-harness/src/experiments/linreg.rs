@@ -209,6 +209,19 @@ fn write_summary(
 /// Runs the experiment into `ctx.out`.
 pub fn run(ctx: &Context) -> Result<(), String> {
     let (x, y) = data(ctx.seed);
+    // The data set itself, for `sgld sample|compare --model linreg --train data.csv`
+    // (the intercept column included: run those with the default features).
+    let col = |j: usize| -> Vec<f64> { x.iter().skip(j).step_by(D).map(|&v| v as f64).collect() };
+    let yy: Vec<f64> = y.iter().map(|&v| v as f64).collect();
+    plot::write_csv(
+        &ctx.out.join("data.csv"),
+        &[
+            ("one", &col(0)),
+            ("z1", &col(1)),
+            ("z2", &col(2)),
+            ("y", &yy),
+        ],
+    )?;
     let (v, phi, psi) = (100.0f32, 1.0f32, 1.0f32);
     let model = LinearRegression::new(&x, &y, D, v, phi, psi).map_err(|e| e.to_string())?;
     let post = NigPosterior::new(&x, &y, D, v as f64, phi as f64, psi as f64)?;
@@ -221,7 +234,7 @@ pub fn run(ctx: &Context) -> Result<(), String> {
     let mut rep = String::from("# Handout 6, §4: Bayesian linear regression by SGD and SGLD\n\n");
     let _ = writeln!(
         rep,
-        "Data: N = {N}, x = (1, z₁, z₂), z ~ N(0, 1), β* = {BETA:?}, σ* = {SIGMA} (the handout does not give its data). Prior: NIG with μ = 0, V = 100, φ = ψ = 1, sampled in (β, log σ²). Step ε = 2η (the handout's learning rate η).{}\n",
+        "Data (`data.csv`): N = {N}, x = (1, z₁, z₂), z ~ N(0, 1), β* = {BETA:?}, σ* = {SIGMA} (the handout does not give its data). Prior: NIG with μ = 0, V = 100, φ = ψ = 1, sampled in (β, log σ²). Step ε = 2η (the handout's learning rate η).{}\n",
         if ctx.quick {
             " **Quick run** (a tenth of the steps)."
         } else {
