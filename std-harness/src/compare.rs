@@ -84,10 +84,12 @@ fn step_for(s: SamplerKind, eps: f64, psgld_scale: f64, mala_eps: f64) -> StepSp
     })
 }
 
-/// MALA's step: the largest `eps·2ᵏ` (k from 4 down to −12) whose 300-step acceptance
-/// rate is at least 0.5.
-fn tune_mala(base: &SampleConfig, eps: f64, out: &Path) -> Result<f64, String> {
-    for k in (-12..=4).rev() {
+/// MALA's step (its metric is the inverse Fisher, so steps are O(1)): the largest
+/// `1.5·d^{-1/3}·2ᵏ` (k from 3 down to −20) whose acceptance rate over 300 steps after 100
+/// is at least 0.6.
+fn tune_mala(base: &SampleConfig, d: usize, out: &Path) -> Result<f64, String> {
+    let eps = 1.5 / (d as f64).cbrt();
+    for k in (-20..=3).rev() {
         let e = eps * 2f64.powi(k);
         let mut c = with_sampler(base, SamplerKind::Mala, out, StepSpec::Const(e));
         c.out = out.join("mala-tuning");
@@ -97,11 +99,11 @@ fn tune_mala(base: &SampleConfig, eps: f64, out: &Path) -> Result<f64, String> {
         c.thin = 1;
         std::fs::create_dir_all(&c.out).map_err(|e| e.to_string())?;
         let (s, _) = sample::run_quiet(&c)?;
-        if s.acceptance.unwrap_or(0.0) >= 0.5 {
+        if s.acceptance.unwrap_or(0.0) >= 0.6 {
             return Ok(e);
         }
     }
-    Err("MALA: no step size down to 2^-12 of the base step reached acceptance 0.5".into())
+    Err("MALA: no step size down to 2^-20 of 1.5·d^(-1/3) reached acceptance 0.6".into())
 }
 
 /// Runs the comparison; writes `compare.csv`, `compare.json`, `compare.md` and the
@@ -123,7 +125,7 @@ pub fn run(cfg: &CompareConfig) -> Result<(Reference, Vec<Row>), String> {
     };
     let needs_mala = cfg.samplers.contains(&SamplerKind::Mala) || base.model != ModelKind::Linreg;
     let mala_eps = if needs_mala {
-        tune_mala(base, eps, &out)?
+        tune_mala(base, problem.dim(), &out)?
     } else {
         eps
     };

@@ -336,7 +336,7 @@ fn every_sampler_and_option_reaches_the_closed_form() {
             1.0,
         ),
         ("sgnht", &["--cv", "--step-size", "const:1e-5"], 1.0),
-        ("mala", &["--step-size", "const:1e-3"], 1.0),
+        ("mala", &["--step-size", "const:0.8"], 1.0),
         ("sgld", &["--step-size", "cyclical:4e-5,4"], 1.0),
     ];
     for (k, (sampler, extra, tau)) in cases.iter().enumerate() {

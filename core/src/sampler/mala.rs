@@ -1,9 +1,14 @@
 //! The Metropolis-adjusted Langevin algorithm on the full data: the exact reference the
 //! stochastic samplers are compared with (Roberts & Tweedie 1996; Welling & Teh, §3).
 //!
-//! Proposal `θ* = θ + (ε/2)·∇log p(θ|X) + N(0, ετ)`, accepted with probability
+//! Proposal `θ* = θ + (ε/2)·M·∇log p(θ|X) + N(0, ετM)` (`M = I` unless a metric is
+//! given: diagonal, or through the Cholesky factor of its inverse `P = M⁻¹`, e.g. the
+//! Fisher information plus the prior precision), accepted with probability
 //! `min(1, [p(θ*|X)/p(θ|X)]^{1/τ} · q(θ|θ*)/q(θ*|θ))`. The chain targets
-//! `p(θ|X)^{1/τ}` exactly at any `ε`; each step is a full pass over the data.
+//! `p(θ|X)^{1/τ}` exactly at any `ε` and any fixed `M`; each step is a full pass over the
+//! data. A metric near the posterior variances lets every coordinate move at the same
+//! pace (on a9a the Laplace-prior coordinates of rare features have sds 100× those of
+//! the frequent ones).
 
 use rand_core::Rng;
 
@@ -33,12 +38,44 @@ use crate::noise::fill_normal;
 /// # Ok::<(), sgld::Error>(())
 /// ```
 #[derive(Debug, Clone, Copy)]
-pub struct Mala<M> {
+pub struct Mala<'m, M> {
     model: M,
+    metric: MalaMetric<'m>,
     opts: Options,
 }
 
-common_options!(impl [M] Mala<M>);
+common_options!(impl ['m, M] Mala<'m, M>);
+
+/// MALA's metric `M`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum MalaMetric<'m> {
+    Identity,
+    Diagonal(&'m [f32]),
+    /// The lower Cholesky factor `L` of the precision `P = M⁻¹ = LLᵀ`.
+    Precision(&'m [f32]),
+}
+
+/// Solves `L·x = b` in place (`L` lower triangular, row-major `d × d`).
+fn solve_lower(l: &[f32], x: &mut [f32]) {
+    let d = x.len();
+    for i in 0..d {
+        let row = &l[i * d..i * d + i];
+        let s = x[i] - crate::kernels::imp::dot(row, &x[..i]);
+        x[i] = s / l[i * d + i];
+    }
+}
+
+/// Solves `Lᵀ·x = b` in place.
+fn solve_upper_t(l: &[f32], x: &mut [f32]) {
+    let d = x.len();
+    for i in (0..d).rev() {
+        let mut s = x[i];
+        for k in i + 1..d {
+            s -= l[k * d + i] * x[k];
+        }
+        x[i] = s / l[i * d + i];
+    }
+}
 
 /// What one MALA step did.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -65,6 +102,8 @@ pub struct MalaState<'a> {
     prop: &'a mut [f32],
     grad_prop: &'a mut [f32],
     tmp: &'a mut [f32],
+    drift: &'a mut [f32],
+    work: &'a mut [f32],
     log_p: f64,
     steps: u64,
     refused: u64,
@@ -83,20 +122,56 @@ impl MalaState<'_> {
     }
 }
 
-impl<M> Mala<M> {
+impl<M> Mala<'_, M> {
+    /// `out = M·g`.
+    fn apply_metric(&self, g: &[f32], out: &mut [f32]) {
+        out.copy_from_slice(g);
+        match self.metric {
+            MalaMetric::Identity => {}
+            MalaMetric::Diagonal(m) => {
+                for (o, &mi) in out.iter_mut().zip(m) {
+                    *o *= mi;
+                }
+            }
+            MalaMetric::Precision(l) => {
+                solve_lower(l, out);
+                solve_upper_t(l, out);
+            }
+        }
+    }
+
     /// Scratch floats for dimension `dim`.
     pub const fn scratch_len(dim: usize) -> usize {
-        5 * dim
+        6 * dim
     }
 }
 
-impl<M: Model> Mala<M> {
+impl<'m, M: Model> Mala<'m, M> {
     /// MALA on `model`'s full data (`&M` is a model too).
     pub fn new(model: M) -> Self {
         Self {
             model,
+            metric: MalaMetric::Identity,
             opts: Options::new(),
         }
+    }
+
+    /// The same sampler with the diagonal metric `M = diag(m)`: one finite, positive
+    /// entry per parameter.
+    pub fn with_metric(mut self, m: &'m [f32]) -> Result<Self, Error> {
+        super::Metric::Diagonal(m).check(self.model.dim())?;
+        self.metric = MalaMetric::Diagonal(m);
+        Ok(self)
+    }
+
+    /// The same sampler with the metric `M = P⁻¹` given by the lower Cholesky factor
+    /// `L` of the precision `P = LLᵀ` (row-major `d × d`, positive diagonal; the upper
+    /// triangle is ignored), e.g. from [`crate::linalg::cholesky`] of the Fisher
+    /// information plus the prior precision. Costs `O(d²)` per step beside the data pass.
+    pub fn with_precision_factor(mut self, l: &'m [f32]) -> Result<Self, Error> {
+        super::Metric::Cholesky(l).check(self.model.dim())?;
+        self.metric = MalaMetric::Precision(l);
+        Ok(self)
     }
 
     /// The model.
@@ -111,7 +186,12 @@ impl<M: Model> Mala<M> {
         scratch: &'a mut [f32],
     ) -> Result<MalaState<'a>, Error> {
         crate::error::check_len("theta", self.model.dim(), theta.len())?;
-        let [grad, prop, grad_prop, tmp, _] = common::carve::<5>(theta, scratch)?;
+        match self.metric {
+            MalaMetric::Identity => {}
+            MalaMetric::Diagonal(m) => super::Metric::Diagonal(m).check(theta.len())?,
+            MalaMetric::Precision(l) => super::Metric::Cholesky(l).check(theta.len())?,
+        }
+        let [grad, prop, grad_prop, tmp, drift, work] = common::carve::<6>(theta, scratch)?;
         let log_p = full_log_posterior(&self.model, theta, grad, tmp);
         if !log_p.is_finite() || !crate::kernels::all_finite(grad) {
             return Err(Error::NonFinite {
@@ -129,6 +209,8 @@ impl<M: Model> Mala<M> {
             prop,
             grad_prop,
             tmp,
+            drift,
+            work,
             log_p,
             steps: 0,
             refused: 0,
@@ -165,8 +247,19 @@ impl<M: Model> Mala<M> {
             },
             ..MalaInfo::default()
         };
-        for ((p, &t), &g) in s.prop.iter_mut().zip(s.theta.iter()).zip(s.grad.iter()) {
-            *p = t + h * g + scale * *p;
+        // drift = M·g(θ); the noise √(ετ)·M^½·z, in `prop` until the proposal is formed.
+        self.apply_metric(s.grad, s.drift);
+        match self.metric {
+            MalaMetric::Identity => {}
+            MalaMetric::Diagonal(m) => {
+                for (p, &mi) in s.prop.iter_mut().zip(m) {
+                    *p *= libm::sqrtf(mi);
+                }
+            }
+            MalaMetric::Precision(l) => solve_upper_t(l, s.prop),
+        }
+        for ((p, &t), &dr) in s.prop.iter_mut().zip(s.theta.iter()).zip(s.drift.iter()) {
+            *p = t + h * dr + scale * *p;
         }
         let log_p_new = if crate::kernels::all_finite(s.prop) {
             full_log_posterior(&self.model, s.prop, s.grad_prop, s.tmp)
@@ -184,16 +277,37 @@ impl<M: Model> Mala<M> {
             common::clip_to(s.grad_prop, c);
             info.step.clipped = true;
         }
-        // log q(to | from) = −‖to − from − h·g(from)‖² / (2ετ), in f64 from the f32 values.
+        // log q(to | from) = −(to − from − hM·g(from))ᵀM⁻¹(…) / (2ετ), in f64 from the
+        // f32 values.
+        self.apply_metric(s.grad_prop, s.work);
         let var2 = 2.0 * eps as f64 * tau as f64;
-        let (mut fwd, mut rev) = (0.0f64, 0.0f64);
-        for i in 0..s.theta.len() {
-            let (t, p) = (s.theta[i] as f64, s.prop[i] as f64);
-            let a = p - t - h as f64 * s.grad[i] as f64;
-            let b = t - p - h as f64 * s.grad_prop[i] as f64;
-            fwd += a * a;
-            rev += b * b;
-        }
+        let hf = h as f64;
+        let fwd_res = |i: usize| s.prop[i] as f64 - s.theta[i] as f64 - hf * s.drift[i] as f64;
+        let rev_res = |i: usize| s.theta[i] as f64 - s.prop[i] as f64 - hf * s.work[i] as f64;
+        let d = s.theta.len();
+        let sq = |x: f64| x * x;
+        let (fwd, rev) = match self.metric {
+            MalaMetric::Identity => (
+                (0..d).map(|i| sq(fwd_res(i))).sum::<f64>(),
+                (0..d).map(|i| sq(rev_res(i))).sum::<f64>(),
+            ),
+            MalaMetric::Diagonal(m) => (
+                (0..d).map(|i| sq(fwd_res(i)) / m[i] as f64).sum::<f64>(),
+                (0..d).map(|i| sq(rev_res(i)) / m[i] as f64).sum::<f64>(),
+            ),
+            MalaMetric::Precision(l) => {
+                // aᵀPa = ‖Lᵀa‖², row by row of Lᵀ.
+                let mut f = 0.0f64;
+                let mut r = 0.0f64;
+                for i in 0..d {
+                    let vf: f64 = (i..d).map(|k| l[k * d + i] as f64 * fwd_res(k)).sum();
+                    let vr: f64 = (i..d).map(|k| l[k * d + i] as f64 * rev_res(k)).sum();
+                    f += vf * vf;
+                    r += vr * vr;
+                }
+                (f, r)
+            }
+        };
         let log_a = (log_p_new - s.log_p) / tau as f64 + (fwd - rev) / var2;
         info.accept_prob = if log_a >= 0.0 { 1.0 } else { libm::exp(log_a) };
         if common::uniform(rng) < info.accept_prob {
@@ -211,7 +325,7 @@ chain_state!(MalaState);
 
 /// MALA as a [`crate::sampler::Sampler`]: it ignores the estimator and the batch and
 /// uses its model's full data (each step costs one full pass).
-impl<M: Model> crate::sampler::Sampler for Mala<M> {
+impl<M: Model> crate::sampler::Sampler for Mala<'_, M> {
     type State<'a> = MalaState<'a>;
 
     fn scratch_floats(&self, dim: usize) -> usize {
