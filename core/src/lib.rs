@@ -8,6 +8,7 @@ pub mod estimate;
 pub mod gradient;
 pub mod ica;
 pub mod kernels;
+pub mod kfac;
 pub mod linalg;
 pub mod math;
 pub mod models;

@@ -3,8 +3,8 @@
 
 use sgld::math::{log_sigmoid, sigmoid, softplus, tanh};
 use sgld::models::{
-    Gaussian, GaussianMean, Laplace, LinearRegression, LogisticDense, LogisticSparse, Model,
-    SparseRows, TiedMixture,
+    Gaussian, GaussianMean, Laplace, LinearRegression, LogisticDense, LogisticSparse, Mlp, Model,
+    Noise, SparseRows, TiedMixture,
 };
 use sgld::noise::{default_rng, fill_normal};
 
@@ -213,4 +213,77 @@ fn stable_functions_at_extreme_arguments() {
             zf.tanh()
         );
     }
+}
+
+/// The MLP's gradients (both noise models) against finite differences, at weights whose
+/// hidden pre-activations all stay at least 0.1 from the ReLU kink (so that the ±h
+/// differences, which move a pre-activation by at most h·max|x| < 0.06, never cross it).
+#[test]
+fn mlp_gradients() {
+    let (n, d, width) = (6usize, 3usize, 5usize);
+    let x = grid(&normals(n * d, 21));
+    let y = normals(n, 22);
+    for noise in [
+        Noise::Fixed(2.0),
+        Noise::Learned {
+            shape: 6.0,
+            rate: 6.0,
+        },
+    ] {
+        let m = Mlp::new(&x, &y, d, width, 1.5, noise).unwrap();
+        let k = m.dim();
+        let theta = (0u64..)
+            .map(|seed| {
+                let mut t = grid(&normals(k, 100 + seed));
+                if matches!(noise, Noise::Learned { .. }) {
+                    t[k - 1] = 0.5;
+                }
+                t
+            })
+            .find(|t| {
+                (0..n).all(|i| {
+                    (0..width).all(|h| {
+                        let w = &t[h * (d + 1)..(h + 1) * (d + 1)];
+                        let s: f32 = w[..d]
+                            .iter()
+                            .zip(&x[i * d..(i + 1) * d])
+                            .map(|(a, b)| a * b)
+                            .sum::<f32>()
+                            + w[d];
+                        s.abs() > 0.1
+                    })
+                })
+            })
+            .unwrap();
+        // Some units active somewhere, or the test would be vacuous for W₁.
+        let mut g = vec![0.0f32; k];
+        m.add_log_lik_grad(&theta, &[0, 1, 2, 3, 4, 5], &mut g);
+        assert!(g[..width * (d + 1)].iter().any(|&v| v != 0.0));
+        check_gradients(&m, &theta, &[0, 1, 2, 3, 4, 5, 2], 1e-3);
+        // The output is what the log-likelihood integrates.
+        let f = m.predict(&theta, &x[..d]);
+        let lambda = m.precision(&theta) as f64;
+        let ll = 0.5 * lambda.ln()
+            - 0.5 * (2.0 * std::f64::consts::PI).ln()
+            - 0.5 * lambda * (y[0] as f64 - f as f64).powi(2);
+        assert!((m.log_lik(&theta, &[0]) - ll).abs() < 1e-4 * (1.0 + ll.abs()));
+    }
+    assert!(Mlp::new(&x, &y, d, 0, 1.0, Noise::Fixed(1.0)).is_err());
+    assert!(Mlp::new(&x, &y, d, 4, 0.0, Noise::Fixed(1.0)).is_err());
+    assert!(Mlp::new(&x, &y, d, 4, 1.0, Noise::Fixed(-1.0)).is_err());
+    assert!(Mlp::new(&x[1..], &y, d, 4, 1.0, Noise::Fixed(1.0)).is_err());
+    assert!(
+        Mlp::new(
+            &x,
+            &y,
+            d,
+            4,
+            1.0,
+            Noise::Learned {
+                shape: 0.0,
+                rate: 1.0
+            }
+        )
+        .is_err()
+    );
 }

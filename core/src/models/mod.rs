@@ -9,12 +9,14 @@ mod gaussian_mean;
 mod linreg;
 mod logistic;
 mod mixture;
+mod mlp;
 mod prior;
 
 pub use gaussian_mean::GaussianMean;
 pub use linreg::LinearRegression;
 pub use logistic::{LogisticDense, LogisticSparse, SparseRows};
 pub use mixture::TiedMixture;
+pub use mlp::{Mlp, Noise};
 pub use prior::{Flat, Gaussian, Laplace, Prior};
 
 /// A Bayesian model `p(θ) Πᵢ p(xᵢ|θ)` over `N` data items.
