@@ -3,11 +3,14 @@
 //!
 //! Per layer `ℓ` the Fisher block is approximated by a Kronecker product
 //! `F̂ₗ = Aₗ ⊗ Sₗ`: `A = E[ã ãᵀ]` over the layer's inputs (with a trailing 1 for the
-//! bias) and `S = E[δ δᵀ]` over the log-likelihood derivatives with respect to its
-//! pre-activations (uncentred: their mean vanishes at a mode). Both are exponential moving
-//! averages over mini-batches. With `N` data, prior precision `κ = 1/σ²_w` as damping and
-//! the factored Tikhonov split `π = √((tr A/dim A)/(tr NS/dim S))`, the preconditioner is
-//! `Mₗ = [(A + π√κ I) ⊗ (N·S + √κ/π I)]⁻¹` and the step, in our convention, is
+//! bias) and `S = Cov(δ)` of the log-likelihood derivatives `δ` with respect to its
+//! pre-activations. For the Gaussian likelihood `δ = λ(y − f)·∂f/∂s` and, with `y` drawn
+//! from the model, `Cov(δ) = λ·E[(∂f/∂s)(∂f/∂s)ᵀ]` exactly: the factors store
+//! `E[(∂f/∂s)(∂f/∂s)ᵀ]` and the current precision `λ` multiplies them at each refresh, so
+//! the preconditioner follows a learned `λ` at once. Both are exponential moving averages
+//! over mini-batches. With `N` data, prior precision `κ = 1/σ²_w` as damping and the
+//! factored Tikhonov split `π = √((tr A/dim A)/(tr NλS/dim S))`, the preconditioner is
+//! `Mₗ = [(A + π√κ I) ⊗ (NλS + √κ/π I)]⁻¹` and the step, in our convention, is
 //!
 //! `θ' = θ + (ε/2)·M·ĝ + N(0, ετ·M)`, computed per layer as `S⁻¹ Ĝ A⁻¹` for the drift
 //! and `L_S⁻ᵀ Z L_A⁻¹` (`Z` standard normal, `A = L_A L_Aᵀ`, `S = L_S L_Sᵀ`) for the
@@ -57,6 +60,8 @@ pub struct KfacState<'a> {
     work: &'a mut [f32],
     /// Whether the factors hold an estimate yet.
     seeded: bool,
+    /// Whether the Cholesky factors are valid.
+    factored: bool,
     steps: u64,
     refused: u64,
 }
@@ -217,20 +222,14 @@ impl KfacSgld {
             delta,
             work,
             seeded: false,
+            factored: false,
             steps: 0,
             refused: 0,
         })
     }
 
     /// Accumulates the batch's factor estimates into the moving averages.
-    fn update_factors(
-        &self,
-        model: &Mlp<'_>,
-        x: &[f32],
-        y: &[f32],
-        s: &mut KfacState<'_>,
-        batch: &[usize],
-    ) {
+    fn update_factors(&self, model: &Mlp<'_>, x: &[f32], s: &mut KfacState<'_>, batch: &[usize]) {
         let (d, hn) = (model.d_in(), model.width());
         let (p, q) = (d + 1, hn + 1);
         let keep = if s.seeded { self.decay } else { 0.0 };
@@ -244,7 +243,6 @@ impl KfacSgld {
             *v *= keep;
         }
         s.s2 *= keep;
-        let lambda = model.precision(s.theta);
         let o = hn * p;
         for &i in batch {
             let xi = &x[i * d..(i + 1) * d];
@@ -256,21 +254,15 @@ impl KfacSgld {
                     *a += w * xr * x1(c);
                 }
             }
-            // Forward: a₁ and the output.
-            let mut f = s.theta[o + hn];
+            // Forward to the activations a₁, and ∂f/∂s₁ = w₂ ⊙ 1[s₁ > 0].
             for hh in 0..hn {
                 let wu = &s.theta[hh * p..(hh + 1) * p];
                 let pre = imp::dot(&wu[..d], xi) + wu[d];
                 let a = if pre > 0.0 { pre } else { 0.0 };
                 s.act[hh] = a;
                 s.delta[hh] = if pre > 0.0 { s.theta[o + hh] } else { 0.0 };
-                f += s.theta[o + hh] * a;
             }
             s.act[hn] = 1.0;
-            let df = lambda * (y[i] - f);
-            for v in s.delta.iter_mut() {
-                *v *= df;
-            }
             for r in 0..q {
                 for c in 0..=r {
                     s.a2[r * q + c] += w * s.act[r] * s.act[c];
@@ -281,7 +273,7 @@ impl KfacSgld {
                     s.s1[r * hn + c] += w * s.delta[r] * s.delta[c];
                 }
             }
-            s.s2 += w * df * df;
+            s.s2 += w;
         }
         // Mirror the lower triangles.
         for (m, n) in [(&mut *s.a1, p), (&mut *s.s1, hn), (&mut *s.a2, q)] {
@@ -296,7 +288,11 @@ impl KfacSgld {
     /// Refreshes the damped Cholesky factors; false if any is not positive definite.
     fn refresh_factors(model: &Mlp<'_>, kappa: f32, s: &mut KfacState<'_>) -> bool {
         let (p, hn, q) = (model.d_in() + 1, model.width(), model.width() + 1);
-        let n = model.len() as f32;
+        // N·λ: the data's weight times the current noise precision.
+        let n = model.len() as f32 * model.precision(s.theta);
+        if !(n.is_finite() && n > 0.0) {
+            return false;
+        }
         let root = libm::sqrtf(kappa);
         // Layer 1.
         let pi1 = libm::sqrtf(
@@ -316,7 +312,7 @@ impl KfacSgld {
         let ok2 = damped_cholesky(s.a2, q, 1.0, pi2 * root, s.la2);
         let s2 = n * s.s2 + root / pi2;
         s.ls2 = libm::sqrtf(s2);
-        ok1 && ok2 && s2 > 0.0 && s2.is_finite()
+        ok1 && ok2 && s2 > 0.0 && s.ls2.is_finite() && (s.ls2 * s.ls2).is_finite()
     }
 
     /// One step on the mini-batch `batch` of `model`'s data with step size `eps`.
@@ -334,7 +330,7 @@ impl KfacSgld {
         check_step_size(eps as f64)?;
         check_batch(batch, model.len())?;
         crate::error::check_len("theta", model.dim(), state.theta.len())?;
-        let (x, y) = model.data();
+        let (x, _) = model.data();
         let s = &mut *state;
         s.steps += 1;
         let est = MiniBatch::new(model);
@@ -349,14 +345,17 @@ impl KfacSgld {
             s.refused += 1;
             return Ok(info);
         }
-        self.update_factors(model, x, y, s, batch);
+        self.update_factors(model, x, s, batch);
         let kappa = 1.0 / model.prior_var();
-        if (s.steps - 1).is_multiple_of(self.refresh as u64)
-            && !Self::refresh_factors(model, kappa, s)
-        {
-            info.non_finite = true;
-            s.refused += 1;
-            return Ok(info);
+        // Refresh the Cholesky factors; a factor that is not positive definite in f32
+        // gets ten times the damping, up to 10⁶ times (Martens & Grosse adapt it too).
+        if (s.steps - 1).is_multiple_of(self.refresh as u64) || !s.factored {
+            s.factored = (0..7).any(|k| Self::refresh_factors(model, kappa * 10f32.powi(k), s));
+            if !s.factored {
+                info.non_finite = true;
+                s.refused += 1;
+                return Ok(info);
+            }
         }
         let (d, hn) = (model.d_in(), model.width());
         let (p, q) = (d + 1, hn + 1);

@@ -135,7 +135,7 @@ fn the_drift_is_the_kronecker_preconditioned_gradient() {
     let s1 = DMatrix::from_row_slice(h, h, &s1.iter().map(|&v| v as f64).collect::<Vec<_>>());
     let a2 = DMatrix::from_row_slice(q, q, &a2.iter().map(|&v| v as f64).collect::<Vec<_>>());
     let s2 = s2 as f64;
-    let n = 40.0;
+    let n = 40.0 * 4.0; // N·λ
     let root = (1.0f64 / 2.0).sqrt();
     let pi1 = ((a1.trace() / p as f64) / (n * s1.trace() / h as f64)).sqrt();
     let a1d = &a1 + DMatrix::identity(p, p) * (pi1 * root);

@@ -7,6 +7,7 @@ pub mod ica;
 pub mod linreg;
 pub mod logreg;
 pub mod meg;
+pub mod uci;
 
 use std::path::{Path, PathBuf};
 
@@ -37,6 +38,18 @@ const EXPERIMENTS: &[Experiment] = &[
         what: "Lasri & Chaoui, Tables 1-2 and Figures 1-3: SGLD and SGHD, bank marketing and toy sets",
         needs: &["bank_marketing/bank.csv"],
         run: bank::run,
+    },
+    Experiment {
+        name: "boston",
+        what: "Nado et al., Figures 1-2: K-FAC SGLD against pSGLD on Boston housing",
+        needs: &["uci_pbp/bostonHousing/data.txt"],
+        run: uci::run_boston,
+    },
+    Experiment {
+        name: "uci",
+        what: "Nado et al.'s protocol on the UCI regression sets: SGLD, pSGLD, K-FAC SGLD",
+        needs: &["uci_pbp/bostonHousing/data.txt"],
+        run: uci::run_uci,
     },
     Experiment {
         name: "gmm",
