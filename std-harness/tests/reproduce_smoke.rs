@@ -192,6 +192,25 @@ fn quick_reproduction_writes_every_file_with_sane_numbers() {
                 );
             }
             assert!(sd[3] < 0.01, "MALA accuracy sd {}", sd[3]);
+            // Nado et al.: K-FAC SGLD on Boston housing beats pSGLD and lands near the
+            // paper's −2.23 (quick run: 3 splits, so a loose band).
+            let boston = out.path().join("boston");
+            for stem in ["figure_1", "figure_2a", "figure_2b"] {
+                check_figure(&boston, stem);
+            }
+            let kfac = column(&boston.join("splits.csv"), "K-FAC_SGLD_test_ll");
+            let psgld = column(&boston.join("splits.csv"), "pSGLD_test_ll");
+            let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+            assert!(kfac.iter().all(|v| v.is_finite()), "{kfac:?}");
+            assert!((-3.0..=-2.0).contains(&mean(&kfac)), "K-FAC {kfac:?}");
+            assert!(
+                mean(&kfac) > mean(&psgld),
+                "K-FAC {kfac:?} vs pSGLD {psgld:?}"
+            );
+            let uci = std::fs::read_to_string(out.path().join("uci/report.md")).unwrap();
+            for set in ["bostonHousing", "concrete", "energy", "kin8nm", "yacht"] {
+                assert!(uci.contains(&format!("| {set} |")), "{set} missing:\n{uci}");
+            }
             let lr = out.path().join("logreg");
             check_figure(&lr, "figure3");
             let acc = column(&lr.join("figure3.csv"), "test_accuracy_mean");
