@@ -350,7 +350,8 @@ impl KfacSgld {
         // Refresh the Cholesky factors; a factor that is not positive definite in f32
         // gets ten times the damping, up to 10⁶ times (Martens & Grosse adapt it too).
         if (s.steps - 1).is_multiple_of(self.refresh as u64) || !s.factored {
-            s.factored = (0..7).any(|k| Self::refresh_factors(model, kappa * 10f32.powi(k), s));
+            s.factored =
+                (0..7).any(|k| Self::refresh_factors(model, kappa * libm::powf(10.0, k as f32), s));
             if !s.factored {
                 info.non_finite = true;
                 s.refused += 1;
