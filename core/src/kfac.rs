@@ -8,8 +8,8 @@
 //! from the model, `Cov(δ) = λ·E[(∂f/∂s)(∂f/∂s)ᵀ]` exactly: the factors store
 //! `E[(∂f/∂s)(∂f/∂s)ᵀ]` and the current precision `λ` multiplies them at each refresh, so
 //! the preconditioner follows a learned `λ` at once. Both are exponential moving averages
-//! over mini-batches. With `N` data, prior precision `κ = 1/σ²_w` as damping and the
-//! factored Tikhonov split `π = √((tr A/dim A)/(tr NλS/dim S))`, the preconditioner is
+//! over mini-batches. With `N` data, the layer's prior precision `κ` (fan-in/σ²_w) as
+//! damping and the factored Tikhonov split `π = √((tr A/dim A)/(tr NλS/dim S))`, the preconditioner is
 //! `Mₗ = [(A + π√κ I) ⊗ (NλS + √κ/π I)]⁻¹` and the step, in our convention, is
 //!
 //! `θ' = θ + (ε/2)·M·ĝ + N(0, ετ·M)`, computed per layer as `S⁻¹ Ĝ A⁻¹` for the drift
@@ -286,14 +286,15 @@ impl KfacSgld {
     }
 
     /// Refreshes the damped Cholesky factors; false if any is not positive definite.
-    fn refresh_factors(model: &Mlp<'_>, kappa: f32, s: &mut KfacState<'_>) -> bool {
+    /// `kappa`: the prior precisions of the two layers (the damping).
+    fn refresh_factors(model: &Mlp<'_>, kappa: (f32, f32), s: &mut KfacState<'_>) -> bool {
         let (p, hn, q) = (model.d_in() + 1, model.width(), model.width() + 1);
         // N·λ: the data's weight times the current noise precision.
         let n = model.len() as f32 * model.precision(s.theta);
         if !(n.is_finite() && n > 0.0) {
             return false;
         }
-        let root = libm::sqrtf(kappa);
+        let (root, root2) = (libm::sqrtf(kappa.0), libm::sqrtf(kappa.1));
         // Layer 1.
         let pi1 = libm::sqrtf(
             ((trace(s.a1, p) / p as f32)
@@ -309,8 +310,8 @@ impl KfacSgld {
                 .max(f32::MIN_POSITIVE),
         )
         .clamp(1e-4, 1e4);
-        let ok2 = damped_cholesky(s.a2, q, 1.0, pi2 * root, s.la2);
-        let s2 = n * s.s2 + root / pi2;
+        let ok2 = damped_cholesky(s.a2, q, 1.0, pi2 * root2, s.la2);
+        let s2 = n * s.s2 + root2 / pi2;
         s.ls2 = libm::sqrtf(s2);
         ok1 && ok2 && s2 > 0.0 && s.ls2.is_finite() && (s.ls2 * s.ls2).is_finite()
     }
@@ -346,12 +347,14 @@ impl KfacSgld {
             return Ok(info);
         }
         self.update_factors(model, x, s, batch);
-        let kappa = 1.0 / model.prior_var();
+        let kappa = model.layer_precisions();
         // Refresh the Cholesky factors; a factor that is not positive definite in f32
         // gets ten times the damping, up to 10⁶ times (Martens & Grosse adapt it too).
         if (s.steps - 1).is_multiple_of(self.refresh as u64) || !s.factored {
-            s.factored =
-                (0..7).any(|k| Self::refresh_factors(model, kappa * libm::powf(10.0, k as f32), s));
+            s.factored = (0..7).any(|k| {
+                let f = libm::powf(10.0, k as f32);
+                Self::refresh_factors(model, (kappa.0 * f, kappa.1 * f), s)
+            });
             if !s.factored {
                 info.non_finite = true;
                 s.refused += 1;

@@ -136,13 +136,15 @@ fn the_drift_is_the_kronecker_preconditioned_gradient() {
     let a2 = DMatrix::from_row_slice(q, q, &a2.iter().map(|&v| v as f64).collect::<Vec<_>>());
     let s2 = s2 as f64;
     let n = 40.0 * 4.0; // N·λ
-    let root = (1.0f64 / 2.0).sqrt();
+    // Damping: each layer's prior precision, fan-in / σ²_w.
+    let root = ((d + 1) as f64 / 2.0).sqrt();
+    let root2 = ((h + 1) as f64 / 2.0).sqrt();
     let pi1 = ((a1.trace() / p as f64) / (n * s1.trace() / h as f64)).sqrt();
     let a1d = &a1 + DMatrix::identity(p, p) * (pi1 * root);
     let s1d = &s1 * n + DMatrix::identity(h, h) * (root / pi1);
     let pi2 = ((a2.trace() / q as f64) / (n * s2)).sqrt();
-    let a2d = &a2 + DMatrix::identity(q, q) * (pi2 * root);
-    let s2d = n * s2 + root / pi2;
+    let a2d = &a2 + DMatrix::identity(q, q) * (pi2 * root2);
+    let s2d = n * s2 + root2 / pi2;
     let mut g = vec![0.0f32; dim];
     MiniBatch::new(&m).estimate(&theta0, &batch, &mut g);
     let g1 = DMatrix::from_row_slice(

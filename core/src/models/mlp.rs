@@ -1,7 +1,10 @@
 //! A one-hidden-layer ReLU network for regression (Nado et al., §4: width 50 on Boston
 //! housing), with a Gaussian likelihood and Gaussian priors on the weights.
 //!
-//! `f(x) = w₂ᵀ relu(W₁x + b₁) + b₂`, `y ~ N(f(x), 1/λ)`, every weight `~ N(0, σ²_w)`.
+//! `f(x) = w₂ᵀ relu(W₁x + b₁) + b₂`, `y ~ N(f(x), 1/λ)`, each layer's weights and
+//! biases `~ N(0, σ²_w / fan-in)` with fan-in `D + 1` for the hidden layer and `H + 1` for
+//! the output (the scaling that keeps the prior over functions of order 1 whatever the
+//! width, and PBP's initial scale).
 //! The noise precision `λ` is fixed, or learned as `γ = log λ` with a `Gamma(a, b)` prior
 //! on `λ` (the prior of probabilistic backpropagation uses `a = b = 6`).
 //!
@@ -77,7 +80,7 @@ impl<'a> Mlp<'a> {
             "weight prior variance must be finite and > 0",
             prior_var as f64,
         )?;
-        if !(1.0 / prior_var).is_finite() {
+        if !((d_in.max(width) + 1) as f32 / prior_var).is_finite() {
             return Err(Error::InvalidParameter {
                 what: "weight prior variance is too small",
             });
@@ -120,9 +123,17 @@ impl<'a> Mlp<'a> {
         self.noise
     }
 
-    /// The weight prior variance `σ²_w`.
+    /// The weight prior scale `σ²_w` (each layer's variance is `σ²_w / fan-in`).
     pub fn prior_var(&self) -> f32 {
         self.prior_var
+    }
+
+    /// The prior precisions of the hidden and the output layer: `fan-in / σ²_w`.
+    pub fn layer_precisions(&self) -> (f32, f32) {
+        (
+            (self.d_in + 1) as f32 / self.prior_var,
+            (self.width + 1) as f32 / self.prior_var,
+        )
     }
 
     /// The inputs (`N × D`, row-major) and targets.
@@ -206,10 +217,11 @@ impl Model for Mlp<'_> {
         if !self.fits(theta, grad.len()) {
             return;
         }
-        let inv = 1.0 / self.prior_var;
+        let (p1, p2) = self.layer_precisions();
         let n_w = self.dim() - usize::from(matches!(self.noise, Noise::Learned { .. }));
-        for (g, &t) in grad[..n_w].iter_mut().zip(&theta[..n_w]) {
-            *g -= inv * t;
+        let o = self.out_offset();
+        for (j, (g, &t)) in grad[..n_w].iter_mut().zip(&theta[..n_w]).enumerate() {
+            *g -= if j < o { p1 } else { p2 } * t;
         }
         if let Noise::Learned { shape, rate } = self.noise {
             // log p(γ) = aγ − b·e^γ (the Jacobian of λ = e^γ included).
@@ -255,8 +267,10 @@ impl Model for Mlp<'_> {
             return f64::NAN;
         }
         let n_w = self.dim() - usize::from(matches!(self.noise, Noise::Learned { .. }));
-        let ss: f64 = theta[..n_w].iter().map(|&t| t as f64 * t as f64).sum();
-        let mut lp = -0.5 * ss / self.prior_var as f64;
+        let (p1, p2) = self.layer_precisions();
+        let o = self.out_offset();
+        let ss = |v: &[f32]| -> f64 { v.iter().map(|&t| t as f64 * t as f64).sum() };
+        let mut lp = -0.5 * (p1 as f64 * ss(&theta[..o]) + p2 as f64 * ss(&theta[o..n_w]));
         if let Noise::Learned { shape, rate } = self.noise {
             let g = theta[n_w] as f64;
             lp += shape as f64 * g - rate as f64 * libm::exp(g);
