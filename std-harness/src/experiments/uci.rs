@@ -6,7 +6,7 @@
 //! Protocol (theirs where given): width 50 with ReLU, batch 32, burn-in 300 steps, then
 //! 10 samples thinned every 100 steps; the 20 standard train/test splits, inputs and
 //! targets standardised with training statistics. Ours where not given: the prior
-//! `N(0, 1)` on every weight, the noise precision learned with PBP's `Gamma(6, 6)` prior,
+//! `N(0, 1/fan-in)` on every weight, the noise precision learned with PBP's `Gamma(6, 6)` prior,
 //! K-FAC decay 0.95 with the factors refreshed every 10 steps, and each sampler's step
 //! size chosen once per data set from a grid by the validation log-likelihood on the last
 //! 10% of split 0's training rows. Test log-likelihoods are of the posterior predictive
