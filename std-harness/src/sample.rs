@@ -851,7 +851,7 @@ fn run_impl(cfg: &SampleConfig, print: bool) -> Result<(Summary, Option<String>)
     let summary = Summary {
         model: cfg.model,
         sampler: cfg.sampler.name().into(),
-        cv: cfg.cv,
+        cv: cfg.cv && cfg.sampler != SamplerKind::Mala,
         temperature: cfg.temperature,
         grad_evals_per_step: run.grad_evals_per_step,
         pilot_steps: run.pilot_steps,
@@ -916,8 +916,10 @@ fn run_all<S: Schedule + Sync>(
     let d = model.dim();
     let pilot_len = (cfg.steps / 2).max(1000);
     let mut pilot_steps = 0;
-    // SGLD-CV: the centre by SGD (SGLD at temperature 0) from 0.
-    let centre = if cfg.cv {
+    // SGLD-CV: the centre by SGD (SGLD at temperature 0) from 0. MALA uses the full data
+    // whatever the estimator, so control variates do not apply to it (nor its step to SGD).
+    let use_cv = cfg.cv && cfg.sampler != SamplerKind::Mala;
+    let centre = if use_cv {
         pilot_steps += pilot_len;
         sgd_centre(model, plan, pilot_len, cfg.seed)?
     } else {
@@ -926,7 +928,7 @@ fn run_all<S: Schedule + Sync>(
     let mut cv_buf = vec![0.0f32; ControlVariate::<()>::buffer_len(d)];
     let mini = MiniBatch::new(model);
     let cv_est;
-    let est: &SharedEstimator<'_> = if cfg.cv {
+    let est: &SharedEstimator<'_> = if use_cv {
         cv_est = ControlVariate::new(model, &centre, &mut cv_buf)
             .map_err(|e| format!("control variates: {e}"))?;
         &cv_est
