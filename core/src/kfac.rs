@@ -25,6 +25,7 @@ use rand_core::Rng;
 use crate::error::{Error, check_step_size};
 use crate::gradient::{GradientEstimator, MiniBatch, check_batch};
 use crate::kernels::{all_finite, imp};
+use crate::linalg::{solve_lower, solve_lower_t};
 use crate::models::{Mlp, Model, Noise};
 use crate::noise::fill_normal;
 use crate::sampler::{ChainState, StepInfo};
@@ -82,25 +83,6 @@ impl KfacState<'_> {
     /// The factors `(A₁, S₁, A₂, S₂)` as estimated so far.
     pub fn factors(&self) -> (&[f32], &[f32], &[f32], f32) {
         (self.a1, self.s1, self.a2, self.s2)
-    }
-}
-
-/// `L·x = b` in place for row-major lower-triangular `L` (`n × n`), `x` of stride 1.
-fn solve_lower(l: &[f32], n: usize, x: &mut [f32]) {
-    for i in 0..n {
-        let s = x[i] - imp::dot(&l[i * n..i * n + i], &x[..i]);
-        x[i] = s / l[i * n + i];
-    }
-}
-
-/// `Lᵀ·x = b` in place.
-fn solve_upper_t(l: &[f32], n: usize, x: &mut [f32]) {
-    for i in (0..n).rev() {
-        let mut s = x[i];
-        for k in i + 1..n {
-            s -= l[k * n + i] * x[k];
-        }
-        x[i] = s / l[i * n + i];
     }
 }
 
@@ -389,12 +371,12 @@ impl KfacSgld {
         let g2 = &mut s.work[..q];
         g2.copy_from_slice(&s.grad[o..o + q]);
         let s2 = s.ls2 * s.ls2;
-        solve_lower(s.la2, q, g2);
-        solve_upper_t(s.la2, q, g2);
+        solve_lower(s.la2, &mut g2[..q]);
+        solve_lower_t(s.la2, &mut g2[..q]);
         let z2 = &mut s.prop[o..o + q];
         if scale > 0.0 {
             fill_normal(rng, z2);
-            solve_upper_t(s.la2, q, z2);
+            solve_lower_t(s.la2, &mut z2[..q]);
         } else {
             z2.fill(0.0);
         }
@@ -434,16 +416,16 @@ impl KfacSgld {
 fn precondition(g: &mut [f32], rows: usize, cols: usize, ls: &[f32], la: &[f32], col: &mut [f32]) {
     // Right: each row r ← r A⁻¹ (A symmetric: solve A x = r).
     for row in g.chunks_exact_mut(cols) {
-        solve_lower(la, cols, row);
-        solve_upper_t(la, cols, row);
+        solve_lower(la, &mut row[..cols]);
+        solve_lower_t(la, &mut row[..cols]);
     }
     // Left: each column c ← S⁻¹ c.
     for c in 0..cols {
         for r in 0..rows {
             col[r] = g[r * cols + c];
         }
-        solve_lower(ls, rows, col);
-        solve_upper_t(ls, rows, col);
+        solve_lower(ls, &mut col[..rows]);
+        solve_lower_t(ls, &mut col[..rows]);
         for r in 0..rows {
             g[r * cols + c] = col[r];
         }
@@ -454,13 +436,13 @@ fn precondition(g: &mut [f32], rows: usize, cols: usize, ls: &[f32], la: &[f32],
 fn kron_sqrt(z: &mut [f32], rows: usize, cols: usize, ls: &[f32], la: &[f32], col: &mut [f32]) {
     // Right: r ← r L_A⁻¹, i.e. solve L_Aᵀ xᵀ = rᵀ.
     for row in z.chunks_exact_mut(cols) {
-        solve_upper_t(la, cols, row);
+        solve_lower_t(la, &mut row[..cols]);
     }
     for c in 0..cols {
         for r in 0..rows {
             col[r] = z[r * cols + c];
         }
-        solve_upper_t(ls, rows, col);
+        solve_lower_t(ls, &mut col[..rows]);
         for r in 0..rows {
             z[r * cols + c] = col[r];
         }

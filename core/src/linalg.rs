@@ -148,3 +148,26 @@ pub fn cholesky(a: &mut [f64], n: usize) -> Result<(), Error> {
     }
     Ok(())
 }
+
+/// Solves `L·x = b` in place for the lower triangle of row-major `L` (`n × n`, `n =
+/// x.len()`, trusted): forward substitution in f32.
+pub(crate) fn solve_lower(l: &[f32], x: &mut [f32]) {
+    let n = x.len();
+    for i in 0..n {
+        let s = x[i] - crate::kernels::imp::dot(&l[i * n..i * n + i], &x[..i]);
+        x[i] = s / l[i * n + i];
+    }
+}
+
+/// Solves `Lᵀ·x = b` in place (back substitution with the transpose of the lower
+/// triangle of `L`, `n = x.len()`, trusted).
+pub(crate) fn solve_lower_t(l: &[f32], x: &mut [f32]) {
+    let n = x.len();
+    for i in (0..n).rev() {
+        let mut s = x[i];
+        for k in i + 1..n {
+            s -= l[k * n + i] * x[k];
+        }
+        x[i] = s / l[i * n + i];
+    }
+}

@@ -16,6 +16,7 @@ use super::StepInfo;
 use super::common::{self, Options, chain_state, common_options};
 use crate::error::Error;
 use crate::gradient::{GradientEstimator, full_log_posterior};
+use crate::linalg::{solve_lower, solve_lower_t};
 use crate::models::Model;
 use crate::noise::fill_normal;
 
@@ -53,28 +54,6 @@ enum MalaMetric<'m> {
     Diagonal(&'m [f32]),
     /// The lower Cholesky factor `L` of the precision `P = M⁻¹ = LLᵀ`.
     Precision(&'m [f32]),
-}
-
-/// Solves `L·x = b` in place (`L` lower triangular, row-major `d × d`).
-fn solve_lower(l: &[f32], x: &mut [f32]) {
-    let d = x.len();
-    for i in 0..d {
-        let row = &l[i * d..i * d + i];
-        let s = x[i] - crate::kernels::imp::dot(row, &x[..i]);
-        x[i] = s / l[i * d + i];
-    }
-}
-
-/// Solves `Lᵀ·x = b` in place.
-fn solve_upper_t(l: &[f32], x: &mut [f32]) {
-    let d = x.len();
-    for i in (0..d).rev() {
-        let mut s = x[i];
-        for k in i + 1..d {
-            s -= l[k * d + i] * x[k];
-        }
-        x[i] = s / l[i * d + i];
-    }
 }
 
 /// What one MALA step did.
@@ -135,7 +114,7 @@ impl<M> Mala<'_, M> {
             }
             MalaMetric::Precision(l) => {
                 solve_lower(l, out);
-                solve_upper_t(l, out);
+                solve_lower_t(l, out);
             }
         }
     }
@@ -256,7 +235,7 @@ impl<'m, M: Model> Mala<'m, M> {
                     *p *= libm::sqrtf(mi);
                 }
             }
-            MalaMetric::Precision(l) => solve_upper_t(l, s.prop),
+            MalaMetric::Precision(l) => solve_lower_t(l, s.prop),
         }
         for ((p, &t), &dr) in s.prop.iter_mut().zip(s.theta.iter()).zip(s.drift.iter()) {
             *p = t + h * dr + scale * *p;
