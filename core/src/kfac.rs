@@ -28,7 +28,7 @@ use crate::kernels::{all_finite, imp};
 use crate::linalg::{solve_lower, solve_lower_t};
 use crate::models::{Mlp, Model, Noise};
 use crate::noise::fill_normal;
-use crate::sampler::{ChainState, StepInfo};
+use crate::sampler::StepInfo;
 
 /// K-FAC SGLD settings.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -67,17 +67,7 @@ pub struct KfacState<'a> {
     refused: u64,
 }
 
-impl ChainState for KfacState<'_> {
-    fn theta(&self) -> &[f32] {
-        self.theta
-    }
-    fn steps(&self) -> u64 {
-        self.steps
-    }
-    fn refused(&self) -> u64 {
-        self.refused
-    }
-}
+crate::sampler::chain_state!(KfacState);
 
 impl KfacState<'_> {
     /// The factors `(A₁, S₁, A₂, S₂)` as estimated so far.

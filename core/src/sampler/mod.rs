@@ -32,6 +32,7 @@ mod sghmc;
 mod sgld;
 mod sgnht;
 
+pub(crate) use common::chain_state;
 pub use common::{ChainState, Sampler};
 pub use mala::{Mala, MalaInfo, MalaState};
 pub use metric::Metric;

@@ -10,7 +10,7 @@
 
 use rand_core::Rng;
 
-use super::common::{self, ChainState, Options, Sampler, common_options};
+use super::common::{self, Options, Sampler, chain_state, common_options};
 use crate::error::{Error, check_finite};
 use crate::gradient::GradientEstimator;
 use crate::kernels::{all_finite, imp};
@@ -223,17 +223,7 @@ impl Sgld {
     }
 }
 
-impl ChainState for SgldState<'_> {
-    fn theta(&self) -> &[f32] {
-        self.theta
-    }
-    fn steps(&self) -> u64 {
-        self.steps
-    }
-    fn refused(&self) -> u64 {
-        self.refused
-    }
-}
+chain_state!(SgldState);
 
 impl Sampler for Sgld {
     type State<'a> = SgldState<'a>;
