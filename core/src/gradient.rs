@@ -72,6 +72,16 @@ pub fn sample_batch<R: Rng + ?Sized>(
     Ok(())
 }
 
+/// `N/n`, the factor that makes a batch sum of `n` terms estimate the sum over `N` (0 for
+/// an empty batch, whose sum is 0 anyway).
+fn batch_scale(n_data: usize, n: usize) -> f32 {
+    if n == 0 {
+        0.0
+    } else {
+        (n_data as f64 / n as f64) as f32
+    }
+}
+
 /// The mini-batch estimator of eq. 4: prior gradient plus the batch sum scaled by `N/n`.
 #[derive(Debug, Clone, Copy)]
 pub struct MiniBatch<M> {
@@ -112,11 +122,9 @@ impl<M: Model> GradientEstimator for MiniBatch<M> {
     fn estimate(&self, theta: &[f32], batch: &[usize], grad: &mut [f32]) {
         grad.fill(0.0);
         self.model.add_log_lik_grad(theta, batch, grad);
-        if !batch.is_empty() {
-            let scale = (self.model.len() as f64 / batch.len() as f64) as f32;
-            for g in grad.iter_mut() {
-                *g *= scale;
-            }
+        let scale = batch_scale(self.model.len(), batch.len());
+        for g in grad.iter_mut() {
+            *g *= scale;
         }
         self.model.add_log_prior_grad(theta, grad);
     }
@@ -269,11 +277,7 @@ impl<M: Model> GradientEstimator for ControlVariate<'_, M> {
             *g = -*g;
         }
         self.model.add_log_lik_grad(theta, batch, grad);
-        let scale = if batch.is_empty() {
-            0.0
-        } else {
-            (self.model.len() as f64 / batch.len() as f64) as f32
-        };
+        let scale = batch_scale(self.model.len(), batch.len());
         for (g, &c) in grad.iter_mut().zip(self.centre_grad) {
             *g = *g * scale + c;
         }
