@@ -226,15 +226,10 @@ fn step_label(step: StepSpec) -> String {
     }
 }
 
-/// MALA uses the full data whatever the estimator: control variates do not apply.
-fn uses_cv(s: SamplerKind, cv: bool) -> bool {
-    cv && s != SamplerKind::Mala
-}
-
 fn failed_row(s: SamplerKind, cv: bool, step: StepSpec, e: String) -> Row {
     Row {
         sampler: s.name().into(),
-        cv: uses_cv(s, cv),
+        cv: sample::cv_applies(s, cv),
         step_size: step_label(step),
         seconds: f64::NAN,
         steps_per_second: f64::NAN,
@@ -266,7 +261,7 @@ fn row(
     }
     Row {
         sampler: s.name().into(),
-        cv: uses_cv(s, cv),
+        cv: sample::cv_applies(s, cv),
         step_size: step_label(step),
         seconds: summary.seconds,
         steps_per_second: summary.steps_per_second,

@@ -111,6 +111,12 @@ impl Default for SamplerSettings {
     }
 }
 
+/// Whether `--cv` applies to `sampler`: MALA uses the full data whatever the estimator,
+/// so control variates (and an SGD run at its step) never apply to it.
+pub fn cv_applies(sampler: SamplerKind, cv: bool) -> bool {
+    cv && sampler != SamplerKind::Mala
+}
+
 /// How the summary weights the draws.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -851,7 +857,7 @@ fn run_impl(cfg: &SampleConfig, print: bool) -> Result<(Summary, Option<String>)
     let summary = Summary {
         model: cfg.model,
         sampler: cfg.sampler.name().into(),
-        cv: cfg.cv && cfg.sampler != SamplerKind::Mala,
+        cv: cv_applies(cfg.sampler, cfg.cv),
         temperature: cfg.temperature,
         grad_evals_per_step: run.grad_evals_per_step,
         pilot_steps: run.pilot_steps,
@@ -916,9 +922,8 @@ fn run_all<S: Schedule + Sync>(
     let d = model.dim();
     let pilot_len = (cfg.steps / 2).max(1000);
     let mut pilot_steps = 0;
-    // SGLD-CV: the centre by SGD (SGLD at temperature 0) from 0. MALA uses the full data
-    // whatever the estimator, so control variates do not apply to it (nor its step to SGD).
-    let use_cv = cfg.cv && cfg.sampler != SamplerKind::Mala;
+    // SGLD-CV: the centre by SGD (SGLD at temperature 0) from 0.
+    let use_cv = cv_applies(cfg.sampler, cfg.cv);
     let centre = if use_cv {
         pilot_steps += pilot_len;
         sgd_centre(model, plan, pilot_len, cfg.seed)?

@@ -20,6 +20,7 @@ use rand_core::SeedableRng;
 use rayon::prelude::*;
 use sgld::gradient::{MiniBatch, sample_batch};
 use sgld::kfac::KfacSgld;
+use sgld::math::log_add_exp;
 use sgld::models::{Mlp, Model, Noise};
 use sgld::noise::{DefaultRng, fill_normal};
 use sgld::sampler::{Psgld, Sampler};
@@ -233,27 +234,39 @@ struct RunOut {
     dim: usize,
 }
 
-/// Posterior-predictive test log-likelihood per datum and RMSE, in standardised units.
-fn predictive(m: &Mlp<'_>, samples: &[f32], x: &[f32], y: &[f32]) -> (f64, f64) {
-    let dim = m.dim();
-    let d = m.d_in();
+/// The network of every run (width 50, `σ²_w = 1`, PBP's `Gamma(6, 6)` noise prior) on
+/// the rows `x`, `y`.
+fn net<'a>(x: &'a [f32], y: &'a [f32], d: usize) -> Result<Mlp<'a>, String> {
+    Mlp::new(
+        x,
+        y,
+        d,
+        WIDTH,
+        1.0,
+        Noise::Learned {
+            shape: 6.0,
+            rate: 6.0,
+        },
+    )
+    .map_err(|e| e.to_string())
+}
+
+/// Posterior-predictive log-likelihood per datum and RMSE of the samples (`dim` floats
+/// each) on the rows `test` holds, in standardised units: per row the log of the mean
+/// over samples of `N(y; f(x), 1/λ)`, accumulated by log-add-exp.
+fn predictive(test: &Mlp<'_>, samples: &[f32]) -> (f64, f64) {
+    let dim = test.dim();
     let k = samples.len() / dim;
-    let mut ll = 0.0;
-    let mut se = 0.0;
+    let (x, y) = test.data();
+    let d = test.d_in();
+    let (mut ll, mut se) = (0.0, 0.0);
     for (i, &yi) in y.iter().enumerate() {
-        let xi = &x[i * d..(i + 1) * d];
-        let (mut dens, mut mean) = (Vec::with_capacity(k), 0.0f64);
+        let (mut log_sum, mut mean) = (f64::NEG_INFINITY, 0.0f64);
         for s in samples.chunks_exact(dim) {
-            let f = m.predict(s, xi) as f64;
-            let lambda = m.precision(s) as f64;
-            mean += f / k as f64;
-            dens.push(
-                0.5 * (lambda / (2.0 * std::f64::consts::PI)).ln()
-                    - 0.5 * lambda * (yi as f64 - f).powi(2),
-            );
+            log_sum = log_add_exp(log_sum, test.log_lik(s, &[i]));
+            mean += test.predict(s, &x[i * d..(i + 1) * d]) as f64 / k as f64;
         }
-        let mx = dens.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        ll += mx + (dens.iter().map(|v| (v - mx).exp()).sum::<f64>() / k as f64).ln();
+        ll += log_sum - (k as f64).ln();
         se += (yi as f64 - mean).powi(2);
     }
     (ll / y.len() as f64, (se / y.len() as f64).sqrt())
@@ -271,18 +284,8 @@ fn run(
     seed: u64,
     test: Option<(&[f32], &[f32])>,
 ) -> Result<RunOut, String> {
-    let model = Mlp::new(
-        x,
-        y,
-        d,
-        WIDTH,
-        1.0,
-        Noise::Learned {
-            shape: 6.0,
-            rate: 6.0,
-        },
-    )
-    .map_err(|e| e.to_string())?;
+    let model = net(x, y, d)?;
+    let test_model = test.map(|(xt, yt)| net(xt, yt, d)).transpose()?;
     let dim = model.dim();
     let mut rng = DefaultRng::seed_from_u64(seed);
     // He initialisation for W₁, small output weights, log λ = 0.
@@ -312,10 +315,10 @@ fn run(
                 out.samples.extend_from_slice(th);
             }
         }
-        if let Some((xt, yt)) = test
+        if let Some(tm) = &test_model
             && (t + 1).is_multiple_of(EVAL_EVERY)
         {
-            out.curve.push((t + 1, predictive(&model, th, xt, yt).0));
+            out.curve.push((t + 1, predictive(tm, th).0));
         }
     };
     match method {
@@ -398,21 +401,7 @@ fn tune(sp: &Split, method: Method, proto: Protocol, seed: u64) -> f32 {
         .map(|&eps| {
             let score = run(method, proto, xf, yf, sp.d, eps, seed, None)
                 .ok()
-                .map(|r| {
-                    let m = Mlp::new(
-                        xf,
-                        yf,
-                        sp.d,
-                        WIDTH,
-                        1.0,
-                        Noise::Learned {
-                            shape: 6.0,
-                            rate: 6.0,
-                        },
-                    )
-                    .unwrap();
-                    predictive(&m, &r.samples, xv, yv).0
-                })
+                .and_then(|r| Some(predictive(&net(xv, yv, sp.d).ok()?, &r.samples).0))
                 .filter(|v| v.is_finite())
                 .unwrap_or(f64::NEG_INFINITY);
             (eps, score)
@@ -480,19 +469,7 @@ fn run_set(uci: &Uci, methods: &[Method], splits: usize, seed: u64) -> Result<Se
                     chain_seed(seed, i as u64),
                     Some((&sp.x_test, &sp.y_test)),
                 )?;
-                let model = Mlp::new(
-                    &sp.x,
-                    &sp.y,
-                    sp.d,
-                    WIDTH,
-                    1.0,
-                    Noise::Learned {
-                        shape: 6.0,
-                        rate: 6.0,
-                    },
-                )
-                .map_err(|e| e.to_string())?;
-                let (ll, rmse) = predictive(&model, &r.samples, &sp.x_test, &sp.y_test);
+                let (ll, rmse) = predictive(&net(&sp.x_test, &sp.y_test, sp.d)?, &r.samples);
                 let ess: Vec<f64> = r.trace.iter().map(|t| ess_hg(t)).collect();
                 if !(ll.is_finite() && rmse.is_finite()) {
                     return Err(format!("{}: the predictive is not finite", m.name()));
@@ -759,18 +736,7 @@ fn toy(ctx: &Context, rep: &mut String) -> Result<(), String> {
             chain_seed(ctx.seed, 0x0708),
             Some((&xt, &yt)),
         )?;
-        let model = Mlp::new(
-            &x,
-            &y,
-            1,
-            WIDTH,
-            1.0,
-            Noise::Learned {
-                shape: 6.0,
-                rate: 6.0,
-            },
-        )
-        .map_err(|e| e.to_string())?;
+        let model = net(&xt, &yt, 1)?;
         let preds: Vec<Vec<f64>> = r
             .samples
             .chunks_exact(r.dim)
@@ -783,7 +749,7 @@ fn toy(ctx: &Context, rep: &mut String) -> Result<(), String> {
         let (mean, sd): (Vec<f64>, Vec<f64>) = (0..n_grid)
             .map(|i| mean_sd(&preds.iter().map(|p| p[i]).collect::<Vec<_>>()))
             .unzip();
-        let (ll, _) = predictive(&model, &r.samples, &xt, &yt);
+        let (ll, _) = predictive(&model, &r.samples);
         let _ = writeln!(
             rep,
             "- toy, {} (ε = {eps}): test log-likelihood {ll:.3}",
