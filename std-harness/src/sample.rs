@@ -1120,29 +1120,33 @@ fn fisher_precision(model: &dyn ModelSync, centre: &[f32]) -> Result<MetricStore
     let mut p = (0..model.len())
         .into_par_iter()
         .fold(
-            || (vec![0.0f64; size], vec![0.0f32; d]),
-            |(mut f, mut g), i| {
+            || (vec![0.0f64; size], vec![0.0f32; d], Vec::with_capacity(d)),
+            |(mut f, mut g, mut nz), i| {
+                // The non-zero entries of gᵢ (sparse rows touch few), in a buffer reused
+                // across rows.
                 g.fill(0.0);
                 model.add_log_lik_grad(centre, &[i], &mut g);
-                let nz: Vec<(usize, f64)> = g
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, v)| **v != 0.0)
-                    .map(|(j, &v)| (j, v as f64))
-                    .collect();
-                for &(j, a) in &nz {
+                nz.clear();
+                nz.extend(
+                    g.iter()
+                        .enumerate()
+                        .filter(|(_, v)| **v != 0.0)
+                        .map(|(j, &v)| (j, v as f64)),
+                );
+                for (n, &(j, a)) in nz.iter().enumerate() {
                     if dense {
-                        for &(k, b) in nz.iter().filter(|(k, _)| *k <= j) {
+                        // nz is in index order: its first n + 1 entries have k ≤ j.
+                        for &(k, b) in &nz[..=n] {
                             f[j * d + k] += a * b;
                         }
                     } else {
                         f[j] += a * a;
                     }
                 }
-                (f, g)
+                (f, g, nz)
             },
         )
-        .map(|(f, _)| f)
+        .map(|(f, _, _)| f)
         .reduce(
             || vec![0.0f64; size],
             |mut a, b| {
