@@ -1,6 +1,7 @@
 //! The std harness of `sgld`: data sets, the `sgld sample` command, convergence
 //! diagnostics, the papers' experiments with their figures and reports.
 
+pub mod bench;
 pub mod compare;
 pub mod data;
 pub mod diagnostics;

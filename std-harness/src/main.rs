@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
+use sgld_harness::bench::{self, WorkloadKind};
 use sgld_harness::compare::{self, CompareConfig};
 use sgld_harness::data::{self, Format, registry};
 use sgld_harness::experiments;
@@ -35,6 +36,9 @@ enum Command {
     Compare(CompareArgs),
     /// Reproduce a paper's experiment (figures, CSV series and report.md).
     Reproduce(ReproduceArgs),
+    /// Time whole workloads (a9a, the mixture, ICA, noise) against the machine's measured
+    /// floor.
+    Bench(BenchArgs),
     /// List or fetch the known data sets.
     Data {
         #[command(subcommand)]
@@ -146,6 +150,25 @@ struct SampleArgs {
 }
 
 #[derive(Debug, Args)]
+struct BenchArgs {
+    /// The workload.
+    #[arg(long, value_enum, default_value_t = WorkloadKind::All)]
+    workload: WorkloadKind,
+    /// Seconds of timed repeats per workload.
+    #[arg(long, default_value_t = 3.0)]
+    seconds: f64,
+    /// Print the report as JSON (the peers in benches/peers print the same shape).
+    #[arg(long)]
+    json: bool,
+    /// Also write the synthetic workloads' data (gmm.csv, ica.csv) here, for the peers.
+    #[arg(long)]
+    data_out: Option<PathBuf>,
+    /// The data directory holding a9a/ (default: $SGLD_DATA_DIR).
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
 struct ReproduceArgs {
     /// gmm, logreg or all.
     experiment: String,
@@ -244,6 +267,20 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 mala_steps,
             };
             compare::run(&cfg)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Bench(a) => {
+            if let Some(dir) = &a.data_out {
+                bench::write_data(dir)?;
+            }
+            let dir = data::data_dir(a.data_dir.as_deref());
+            let report = bench::run(a.workload, a.seconds, dir.as_deref())?;
+            if a.json {
+                let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
+                println!("{text}");
+            } else {
+                print!("{}", bench::table(&report));
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::Reproduce(a) => {
