@@ -861,22 +861,28 @@ pub fn run(kind: WorkloadKind, seconds: f64, data_dir: Option<&Path>) -> Result<
     })
 }
 
-/// Writes the synthetic workloads' data for the peers: `gmm.csv` (one column `x`) and
-/// `ica.csv` (ten columns, no header).
+/// Writes the synthetic workloads' data for the peers: `gmm.csv` (one column `x`),
+/// `ica.csv` (ten columns, no header) and its mixing matrix `ica_mixing.csv`.
 pub fn write_data(dir: &Path) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut gmm = String::from("x\n");
     for v in gmm_data() {
         gmm.push_str(&format!("{v:e}\n"));
     }
-    let (x, _) = ica_data();
+    let (x, mixing) = ica_data();
     let mut ica = String::new();
     for row in x.chunks_exact(ICA_D) {
         let cells: Vec<String> = row.iter().map(|v| format!("{v:e}")).collect();
         ica.push_str(&cells.join(","));
         ica.push('\n');
     }
-    for (name, text) in [("gmm.csv", gmm), ("ica.csv", ica)] {
+    let mut a = String::new();
+    for row in mixing.chunks_exact(ICA_D) {
+        let cells: Vec<String> = row.iter().map(|v| format!("{v:e}")).collect();
+        a.push_str(&cells.join(","));
+        a.push('\n');
+    }
+    for (name, text) in [("gmm.csv", gmm), ("ica.csv", ica), ("ica_mixing.csv", a)] {
         let p = dir.join(name);
         std::fs::write(&p, text).map_err(|e| format!("{}: {e}", p.display()))?;
     }
