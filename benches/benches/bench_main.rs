@@ -1,4 +1,4 @@
-//! Criterion benchmarks of the sgld kernels.
+//! Criterion benchmarks of the sgld kernels, model gradients and whole steps.
 
 use criterion::criterion_main;
 
@@ -6,6 +6,7 @@ mod benchmarks;
 
 criterion_main! {
     benchmarks::kernels::benches,
+    benchmarks::models::benches,
     benchmarks::noise::benches,
     benchmarks::step::benches,
 }

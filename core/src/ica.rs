@@ -27,7 +27,8 @@
 use rand_core::Rng;
 
 use crate::error::{Error, check_len};
-use crate::linalg::sym_eigen;
+use crate::kernels::imp;
+use crate::linalg::{cholesky, sym_eigen};
 use crate::noise::fill_normal;
 
 /// The ICA model over `N` data rows of `D` channels.
@@ -48,20 +49,36 @@ pub struct MalaInfo {
     pub log_ratio: f64,
 }
 
-/// `out = a · b` for `d × d` matrices.
+use imp::{axpy_f64 as axpy, dot_f64 as dot};
+
+/// Batch rows per chunk of the gradient's data sum.
+const CHUNK_ROWS: usize = 128;
+
+/// `o ← o + α·r` over a row of a `d × d` matrix: a plain loop, which the compiler
+/// vectorises for the short rows of these matrices with less overhead than a kernel call.
+#[inline(always)]
+fn row_axpy(alpha: f64, r: &[f64], o: &mut [f64]) {
+    for (oj, rj) in o.iter_mut().zip(r) {
+        *oj += alpha * rj;
+    }
+}
+
+/// `out = a · b` for `d × d` matrices, row by row as `out[i,:] = Σₖ a[i,k]·b[k,:]`.
 fn matmul(a: &[f64], b: &[f64], out: &mut [f64], d: usize) {
-    for i in 0..d {
-        for j in 0..d {
-            out[i * d + j] = (0..d).map(|k| a[i * d + k] * b[k * d + j]).sum();
+    for (o, ar) in out.chunks_exact_mut(d).zip(a.chunks_exact(d)) {
+        o.fill(0.0);
+        for (&aik, br) in ar.iter().zip(b.chunks_exact(d)) {
+            row_axpy(aik, br, o);
         }
     }
 }
 
-/// `out = aᵀ · a`.
+/// `out = aᵀ · a`, row by row as `out[i,:] = Σₖ a[k,i]·a[k,:]`.
 fn gram(a: &[f64], out: &mut [f64], d: usize) {
-    for i in 0..d {
-        for j in 0..d {
-            out[i * d + j] = (0..d).map(|k| a[k * d + i] * a[k * d + j]).sum();
+    for (i, o) in out.chunks_exact_mut(d).enumerate() {
+        o.fill(0.0);
+        for ak in a.chunks_exact(d) {
+            row_axpy(ak[i], ak, o);
         }
     }
 }
@@ -153,7 +170,7 @@ impl<'a> Ica<'a> {
     /// The words every function may overwrite; [`mala_step`](Self::mala_step) keeps a
     /// cache of the current state's gradient, inverse Gram matrix and densities after them.
     const fn work_len(d: usize) -> usize {
-        10 * d * d + 2 * d
+        10 * d * d + 3 * d * CHUNK_ROWS
     }
 
     fn check(&self, w: &[f64], scratch: &[f64]) -> Result<(), Error> {
@@ -231,22 +248,47 @@ impl<'a> Ica<'a> {
         let (a, rest) = scratch.split_at_mut(d * d);
         let (c, rest) = rest.split_at_mut(d * d);
         let (t2, rest) = rest.split_at_mut(d * d);
-        let (y, rest) = rest.split_at_mut(d);
-        let th = &mut rest[..d];
+        // The rows of a chunk transposed (channel-major), so every pass below runs
+        // along the rows: xt[k][m] = x_{n_m,k}, yt = W·xt, tt = tanh(yt/2).
+        let (xt, rest) = rest.split_at_mut(d * CHUNK_ROWS);
+        let (yt, rest) = rest.split_at_mut(d * CHUNK_ROWS);
+        let tt = &mut rest[..d * CHUNK_ROWS];
         // A = N·I − (N/n) Σ tanh(y/2) yᵀ
         a.fill(0.0);
-        for n in rows {
-            let Some(row) = self.x.get(n * d..(n + 1) * d) else {
-                continue;
-            };
-            for i in 0..d {
-                y[i] = (0..d).map(|k| w[i * d + k] * row[k] as f64).sum();
-                th[i] = libm::tanh(0.5 * y[i]);
-            }
-            for i in 0..d {
-                for j in 0..d {
-                    a[i * d + j] -= th[i] * y[j];
+        let mut rows = rows;
+        loop {
+            let mut m = 0;
+            while m < CHUNK_ROWS {
+                let Some(n) = rows.next() else { break };
+                let Some(row) = self.x.get(n * d..(n + 1) * d) else {
+                    continue;
+                };
+                for (k, &v) in row.iter().enumerate() {
+                    xt[k * CHUNK_ROWS + m] = v as f64;
                 }
+                m += 1;
+            }
+            if m == 0 {
+                break;
+            }
+            // Channel i's values for the m rows of this chunk.
+            let lane = |i: usize| i * CHUNK_ROWS..i * CHUNK_ROWS + m;
+            for (i, wr) in w.chunks_exact(d).enumerate() {
+                let yi = &mut yt[lane(i)];
+                yi.fill(0.0);
+                for (k, &wik) in wr.iter().enumerate() {
+                    axpy(wik, &xt[lane(k)], yi);
+                }
+                imp::tanh_half(yi, &mut tt[lane(i)]);
+            }
+            for (i, ar) in a.chunks_exact_mut(d).enumerate() {
+                let ti = &tt[lane(i)];
+                for (j, aij) in ar.iter_mut().enumerate() {
+                    *aij -= dot(ti, &yt[lane(j)]);
+                }
+            }
+            if m < CHUNK_ROWS {
+                break;
             }
         }
         let nn = self.len() as f64;
@@ -303,7 +345,13 @@ impl<'a> Ica<'a> {
         logdet
     }
 
-    /// Draws `η √(WᵀW)` with `ηᵢⱼ ~ N(0, ε)` into `out`.
+    /// Draws noise whose rows are independent `N(0, ε WᵀW)` into `out`: `η Lᵀ` with
+    /// `ηᵢⱼ ~ N(0, ε)` and `L` the Cholesky factor of `WᵀW` (`LLᵀ = WᵀW`). This is the
+    /// distribution of eq. 16's `η √(WᵀW)` — a row `ηᵢR` has covariance `ε RᵀR` for any
+    /// factor `R` of `WᵀW` — at a fraction of the cost of the symmetric root (a
+    /// triangular factorisation instead of an eigendecomposition). When `WᵀW` is not
+    /// positive definite in floating point (`W` numerically singular), the symmetric
+    /// root of its eigendecomposition (negative eigenvalues clamped to 0) is used.
     fn noise<R: Rng + ?Sized>(
         &self,
         w: &[f64],
@@ -311,21 +359,32 @@ impl<'a> Ica<'a> {
         rng: &mut R,
         out: &mut [f64],
         scratch: &mut [f64],
-    ) -> f64 {
+    ) {
         let d = self.d;
         let (r, rest) = scratch.split_at_mut(d * d);
         let (eta, rest) = rest.split_at_mut(d * d);
-        let logdet = self.sqrt_gram(w, r, None, rest);
+        gram(w, r, d);
+        let lower = cholesky(r, d).is_ok();
+        if lower {
+            // Lᵀ in place of L, so the product below is η·Lᵀ.
+            for i in 0..d {
+                for j in 0..i {
+                    r.swap(i * d + j, j * d + i);
+                }
+            }
+        } else {
+            self.sqrt_gram(w, r, None, rest);
+        }
         let mut z = [0.0f32; 64];
         let se = libm::sqrt(eps);
-        for i in 0..d {
-            fill_normal(rng, &mut z[..d]);
-            for j in 0..d {
-                eta[i * d + j] = se * z[j] as f64;
+        for chunk in eta.chunks_mut(z.len()) {
+            let zc = &mut z[..chunk.len()];
+            fill_normal(rng, zc);
+            for (e, &v) in chunk.iter_mut().zip(zc.iter()) {
+                *e = se * v as f64;
             }
         }
         matmul(eta, r, out, d);
-        logdet
     }
 
     /// One SGLD step of eq. 16 on a mini-batch: `W ← W + ½ε (D_W + Γ) + η √(WᵀW)`, with

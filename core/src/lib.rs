@@ -14,6 +14,7 @@ pub mod math;
 pub mod models;
 pub mod noise;
 pub mod online;
+pub mod rng;
 pub mod sampler;
 pub mod schedule;
 

@@ -7,10 +7,12 @@
 //! `φ = 2π·⌊hi/2⁸⌋·2⁻²⁴ ∈ [0, 2π)`; then `r = √(−2 ln u₁)` and the pair is
 //! `(r cos φ, r sin φ)`.
 //!
-//! The SIMD path ([`fill_normal`]) takes sixteen words at a time and writes a block of
-//! 32 normals: the sixteen cosines first, then the sixteen sines. What is left (fewer than
-//! 32) is filled pairwise (`out[2k] = r cos φ`, `out[2k+1] = r sin φ`), an odd last
-//! element taking the cosine and dropping the sine. The scalar twin
+//! The SIMD path ([`fill_normal`]) takes sixteen words at a time (one `fill_bytes` of
+//! 128 bytes, so a generator that makes words in bulk, like [`DefaultRng`], can) and
+//! writes a block of 32 normals: the sixteen cosines first, then the sixteen sines. What
+//! is left (fewer than 32) takes one `fill_bytes` of ⌈len/2⌉ words, goes through the same
+//! vector code, and is written pairwise (`out[2k] = r cos φ`, `out[2k+1] = r sin φ`), an
+//! odd last element taking the cosine and dropping the sine. The scalar twin
 //! ([`reference::fill_normal`]) follows the same layout with `libm`, so the two consume
 //! the generator identically and agree to a few ulps (see the tests).
 //!
@@ -25,8 +27,10 @@
 use rand_core::{Rng, SeedableRng};
 use wide::{f32x16, i32x16};
 
-/// The default generator: PCG-64 MCG (128-bit multiplicative state, 64-bit output).
-pub type DefaultRng = rand_pcg::Pcg64Mcg;
+/// The default generator: eight xoshiro256++ streams advanced together
+/// ([`crate::rng::Xoshiro256x8`]), so a block of words costs one pass of vector
+/// instructions.
+pub type DefaultRng = crate::rng::Xoshiro256x8;
 
 /// The default generator seeded from a `u64` (via `SeedableRng::seed_from_u64`).
 pub fn default_rng(seed: u64) -> DefaultRng {
@@ -78,12 +82,10 @@ pub fn fill_normal_simd<R: Rng + ?Sized>(rng: &mut R, out: &mut [f32]) {
     let half = f32x16::splat(0.5);
     let minus_two = f32x16::splat(-2.0);
     let angle_scale = f32x16::splat(TWO_PI_OVER_2_24);
-    let mut blocks = out.chunks_exact_mut(2 * WORDS);
-    for block in &mut blocks {
+    let pairs = |words: &[u64; WORDS]| {
         let mut rb = [0i32; WORDS];
         let mut ab = [0i32; WORDS];
-        for (r, a) in rb.iter_mut().zip(ab.iter_mut()) {
-            let w = rng.next_u64();
+        for ((r, a), &w) in rb.iter_mut().zip(ab.iter_mut()).zip(words) {
             *r = radius_bits(w);
             *a = angle_bits(w);
         }
@@ -92,15 +94,37 @@ pub fn fill_normal_simd<R: Rng + ?Sized>(rng: &mut R, out: &mut [f32]) {
         let r = (minus_two * u1.ln()).max(f32x16::ZERO).sqrt();
         let phi = f32x16::from_i32x16(i32x16::new(ab)) * angle_scale;
         let (s, c) = phi.sin_cos();
+        ((r * c).to_array(), (r * s).to_array())
+    };
+    let mut blocks = out.chunks_exact_mut(2 * WORDS);
+    for block in &mut blocks {
+        let (c, s) = pairs(&words(rng, WORDS));
         let (cos_half, sin_half) = block.split_at_mut(WORDS);
-        for (o, x) in cos_half.iter_mut().zip((r * c).to_array()) {
-            *o = x;
-        }
-        for (o, x) in sin_half.iter_mut().zip((r * s).to_array()) {
-            *o = x;
+        cos_half.copy_from_slice(&c);
+        sin_half.copy_from_slice(&s);
+    }
+    let rest = blocks.into_remainder();
+    if !rest.is_empty() {
+        let (c, s) = pairs(&words(rng, rest.len().div_ceil(2)));
+        for (k, o) in rest.iter_mut().enumerate() {
+            *o = if k % 2 == 0 { c[k / 2] } else { s[k / 2] };
         }
     }
-    reference::fill_pairs(rng, blocks.into_remainder());
+}
+
+/// The next `n ≤ 16` words of `rng` (through `fill_bytes`, so a generator that makes
+/// words in bulk can), zero-padded to 16.
+#[inline(always)]
+fn words<R: Rng + ?Sized>(rng: &mut R, n: usize) -> [u64; WORDS] {
+    let mut bytes = [0u8; 8 * WORDS];
+    rng.fill_bytes(&mut bytes[..8 * n]);
+    let mut w = [0u64; WORDS];
+    for (x, b) in w.iter_mut().zip(bytes.chunks_exact(8)) {
+        let mut le = [0u8; 8];
+        le.copy_from_slice(b);
+        *x = u64::from_le_bytes(le);
+    }
+    w
 }
 
 /// Scalar twins of the noise kernels.
@@ -117,28 +141,27 @@ pub mod reference {
         (r * c, r * s)
     }
 
-    /// Fills `out` pairwise: `out[2k] = r cos φ`, `out[2k+1] = r sin φ`, one word per pair.
-    pub fn fill_pairs<R: Rng + ?Sized>(rng: &mut R, out: &mut [f32]) {
-        let mut pairs = out.chunks_exact_mut(2);
-        for p in &mut pairs {
-            let (c, s) = pair(rng.next_u64());
-            p[0] = c;
-            p[1] = s;
-        }
-        if let [last] = pairs.into_remainder() {
-            *last = pair(rng.next_u64()).0;
-        }
-    }
-
     /// The scalar twin of [`super::fill_normal`]: same words, same layout, libm math.
     pub fn fill_normal<R: Rng + ?Sized>(rng: &mut R, out: &mut [f32]) {
         let mut blocks = out.chunks_exact_mut(2 * WORDS);
         for block in &mut blocks {
+            let w = words(rng, WORDS);
             let (cos_half, sin_half) = block.split_at_mut(WORDS);
-            for (c, s) in cos_half.iter_mut().zip(sin_half.iter_mut()) {
-                (*c, *s) = pair(rng.next_u64());
+            for ((c, s), &w) in cos_half.iter_mut().zip(sin_half.iter_mut()).zip(&w) {
+                (*c, *s) = pair(w);
             }
         }
-        fill_pairs(rng, blocks.into_remainder());
+        let rest = blocks.into_remainder();
+        if !rest.is_empty() {
+            let w = words(rng, rest.len().div_ceil(2));
+            let mut pairs = rest.chunks_mut(2);
+            for (p, &w) in (&mut pairs).zip(&w) {
+                let (c, s) = pair(w);
+                p[0] = c;
+                if let Some(x) = p.get_mut(1) {
+                    *x = s;
+                }
+            }
+        }
     }
 }

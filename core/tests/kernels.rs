@@ -172,6 +172,73 @@ proptest! {
     }
 
     #[test]
+    fn sigmoid_matches_twin(z in prop::collection::vec(prop_oneof![
+        8 => -30.0f32..30.0,
+        2 => -120.0f32..120.0,
+        1 => Just(f32::NAN),
+        1 => Just(f32::INFINITY),
+        1 => Just(f32::NEG_INFINITY),
+        1 => Just(0.0f32),
+    ], 0..=MAX_LEN)) {
+        let (mut s, mut r) = (vec![0.0f32; z.len()], vec![0.0f32; z.len()]);
+        simd::sigmoid(&z, &mut s);
+        reference::sigmoid(&z, &mut r);
+        for ((x, y), v) in s.iter().zip(&r).zip(&z) {
+            // exp within 2 ulps of libm's, then 1 + e and 1/(·): 4 ulps relative.
+            prop_assert!(same_class(*x, *y), "z = {v}: {x} vs {y}");
+            if y.is_finite() {
+                prop_assert!((x - y).abs() <= 4.0 * f32::EPSILON * y.abs() + 1e-44, "z = {v}: {x} vs {y}");
+                prop_assert!((0.0..=1.0).contains(x));
+            }
+        }
+    }
+
+    #[test]
+    fn f64_kernels_match_twin(
+        (a, b) in (0..=MAX_LEN).prop_flat_map(|n| (
+            prop::collection::vec(-1e3f64..1e3, n),
+            prop::collection::vec(-1e3f64..1e3, n),
+        )),
+        alpha in -10.0f64..10.0,
+    ) {
+        // Both within γₙ·Σ|aᵢbᵢ| of the exact sum (f64 unit roundoff).
+        let u = f64::EPSILON / 2.0;
+        let abs: f64 = a.iter().zip(&b).map(|(x, y)| (x * y).abs()).sum();
+        let tol = 2.0 * (a.len() + 1) as f64 * u * abs + 1e-300;
+        let (s, r) = (simd::dot_f64(&a, &b), reference::dot_f64(&a, &b));
+        prop_assert!((s - r).abs() <= tol, "dot: {s} vs {r}");
+        let (mut ys, mut yr) = (b.clone(), b.clone());
+        simd::axpy_f64(alpha, &a, &mut ys);
+        reference::axpy_f64(alpha, &a, &mut yr);
+        for ((x, y), (ai, bi)) in ys.iter().zip(&yr).zip(a.iter().zip(&b)) {
+            // One rounding (FMA) against two: 2u of the terms' magnitude.
+            prop_assert!((x - y).abs() <= 2.0 * u * ((alpha * ai).abs() + bi.abs()) + 1e-300);
+        }
+    }
+
+    #[test]
+    fn tanh_half_matches_twin(y in prop::collection::vec(prop_oneof![
+        8 => -40.0f64..40.0,
+        2 => -1e-6f64..1e-6,
+        2 => -2000.0f64..2000.0,
+        1 => Just(f64::NAN),
+        1 => Just(f64::INFINITY),
+        1 => Just(f64::NEG_INFINITY),
+        1 => Just(0.0f64),
+    ], 0..=MAX_LEN)) {
+        let (mut s, mut r) = (vec![0.0f64; y.len()], vec![0.0f64; y.len()]);
+        simd::tanh_half(&y, &mut s);
+        reference::tanh_half(&y, &mut r);
+        for ((x, t), v) in s.iter().zip(&r).zip(&y) {
+            if v.is_nan() {
+                prop_assert!(x.is_nan() && t.is_nan());
+            } else {
+                prop_assert!((x - t).abs() <= 4.0 * f64::EPSILON, "y = {v}: {x} vs {t}");
+            }
+        }
+    }
+
+    #[test]
     fn all_finite_matches_twin(v in prop::collection::vec(special(), 0..=MAX_LEN)) {
         prop_assert_eq!(simd::all_finite(&v), reference::all_finite(&v));
         prop_assert_eq!(simd::all_finite(&v), v.iter().all(|x| x.is_finite()));

@@ -10,7 +10,7 @@ use libfuzzer_sys::fuzz_target;
 use sgld::ChainState;
 use sgld::kfac::KfacSgld;
 use sgld::models::{Mlp, Model, Noise};
-use sgld::noise::DefaultRng;
+use sgld::noise::default_rng;
 
 #[derive(Debug, Arbitrary)]
 struct Input {
@@ -64,7 +64,7 @@ fuzz_target!(|inp: Input| {
     let Ok(mut st) = k.init(&m, &mut theta, &mut scratch) else {
         return;
     };
-    let mut rng = DefaultRng::new(inp.seed as u128);
+    let mut rng = default_rng(inp.seed as u64);
     for (batch, eps) in inp.steps.iter().take(16) {
         let batch: Vec<usize> = batch.iter().map(|&i| i as usize).collect();
         let before = st.theta().to_vec();

@@ -6,7 +6,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use sgld::ica::Ica;
-use sgld::noise::DefaultRng;
+use sgld::noise::default_rng;
 
 /// Bitwise equality (NaN entries compare equal to themselves).
 fn same(a: &[f64], b: &[f64]) -> bool {
@@ -39,7 +39,7 @@ fuzz_target!(|input: (u8, Vec<f32>, f64, Vec<f64>, Vec<u16>, f64, u64)| {
     if valid && moderate {
         assert!(out.iter().all(|v| v.is_finite()), "D_W not finite: {out:?}");
     }
-    let mut rng = DefaultRng::new(seed as u128);
+    let mut rng = default_rng(seed as u64);
     let mut ws = w.clone();
     match ica.sgld_step(&mut ws, &batch, eps, &mut rng, &mut scratch) {
         Ok(true) => assert!(ws.iter().all(|v| v.is_finite())),

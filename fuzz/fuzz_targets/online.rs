@@ -6,7 +6,7 @@ use libfuzzer_sys::fuzz_target;
 use sgld::Sgld;
 use sgld::estimate::WeightedMoments;
 use sgld::models::Gaussian;
-use sgld::noise::DefaultRng;
+use sgld::noise::default_rng;
 use sgld::online::{OnlineSgld, SparseBinaryExample};
 use sgld::schedule::Constant;
 
@@ -29,7 +29,7 @@ fuzz_target!(|input: (Vec<(Vec<u32>, f32)>, f32, u64)| {
         2,
     )
     .unwrap();
-    let mut rng = DefaultRng::new(seed as u128);
+    let mut rng = default_rng(seed as u64);
     for (idx, y) in examples.into_iter().take(100) {
         let Ok(ex) = SparseBinaryExample::<4>::new(&idx, y) else {
             assert!(idx.len() > 4);

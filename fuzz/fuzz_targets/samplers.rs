@@ -11,7 +11,7 @@ use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use sgld::gradient::{ControlVariate, GradientEstimator, MiniBatch};
 use sgld::models::{Gaussian, LogisticDense};
-use sgld::noise::DefaultRng;
+use sgld::noise::default_rng;
 use sgld::sampler::{Mala, Metric, PrecondSgld, Psgld, Sampler, Sghd, Sghmc, Sgnht};
 use sgld::schedule::{Cyclical, Schedule};
 use sgld::{ChainState, Sgld};
@@ -45,7 +45,7 @@ fn drive<S: Sampler>(s: &S, est: &dyn GradientEstimator, inp: &Input, theta0: &[
     let sched = inp
         .cyclical
         .and_then(|(m, t, c)| Cyclical::new(m, t as u64, c as u64).ok());
-    let mut rng = DefaultRng::new(inp.seed as u128);
+    let mut rng = default_rng(inp.seed as u64);
     for (t, (batch, eps)) in inp.steps.iter().take(32).enumerate() {
         let eps = sched.map_or(*eps, |c| c.step_size(t as u64));
         let batch: Vec<usize> = batch.iter().map(|&i| i as usize).collect();

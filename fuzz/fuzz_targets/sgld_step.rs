@@ -7,9 +7,10 @@
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
+use sgld::Sgld;
 use sgld::gradient::MiniBatch;
 use sgld::models::{Laplace, LogisticDense};
-use sgld::{Sgld, noise::DefaultRng};
+use sgld::noise::default_rng;
 
 #[derive(Debug, Arbitrary)]
 struct Input {
@@ -38,7 +39,7 @@ fuzz_target!(|inp: Input| {
     let Ok(mut state) = Sgld::init(&mut theta, &mut scratch) else {
         return;
     };
-    let mut rng = DefaultRng::new(inp.seed as u128);
+    let mut rng = default_rng(inp.seed as u64);
     for (batch, eps) in inp.steps.iter().take(64) {
         let batch: Vec<usize> = batch.iter().map(|&i| i as usize).collect();
         let before = state.theta().to_vec();

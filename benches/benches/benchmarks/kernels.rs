@@ -109,4 +109,94 @@ fn sparse(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, dot, axpy, langevin, sparse);
+fn propose_and_check(c: &mut Criterion) {
+    let mut g = c.benchmark_group("propose_and_check");
+    for n in LENGTHS {
+        let (theta, grad) = (data(n, 13), data(n, 14));
+        let mut noise = data(n, 15);
+        assert!(simd::all_finite(&noise) && reference::all_finite(&noise));
+        g.throughput(Throughput::Elements(n as u64));
+        g.bench_with_input(BenchmarkId::new("propose_simd", n), &n, |bch, _| {
+            bch.iter(|| simd::langevin_propose(&theta, &grad, black_box(&mut noise), 1e-9, 0.0))
+        });
+        g.bench_with_input(BenchmarkId::new("propose_scalar", n), &n, |bch, _| {
+            bch.iter(|| {
+                reference::langevin_propose(&theta, &grad, black_box(&mut noise), 1e-9, 0.0)
+            })
+        });
+        g.bench_with_input(BenchmarkId::new("all_finite_simd", n), &n, |bch, _| {
+            bch.iter(|| simd::all_finite(black_box(&theta)))
+        });
+        g.bench_with_input(BenchmarkId::new("all_finite_scalar", n), &n, |bch, _| {
+            bch.iter(|| reference::all_finite(black_box(&theta)))
+        });
+    }
+    g.finish();
+}
+
+fn sigmoid(c: &mut Criterion) {
+    let mut g = c.benchmark_group("sigmoid");
+    for n in LENGTHS {
+        let z: Vec<f32> = data(n, 10).iter().map(|v| 4.0 * v).collect();
+        let (mut s, mut r) = (vec![0.0f32; n], vec![0.0f32; n]);
+        simd::sigmoid(&z, &mut s);
+        reference::sigmoid(&z, &mut r);
+        assert!(
+            s.iter().zip(&r).all(|(a, b)| (a - b).abs() <= 1e-6),
+            "sigmoid sanity check"
+        );
+        g.throughput(Throughput::Elements(n as u64));
+        g.bench_with_input(BenchmarkId::new("simd", n), &n, |bch, _| {
+            bch.iter(|| simd::sigmoid(black_box(&z), black_box(&mut s)))
+        });
+        g.bench_with_input(BenchmarkId::new("scalar", n), &n, |bch, _| {
+            bch.iter(|| reference::sigmoid(black_box(&z), black_box(&mut r)))
+        });
+    }
+    g.finish();
+}
+
+fn f64_kernels(c: &mut Criterion) {
+    let mut g = c.benchmark_group("f64");
+    for n in LENGTHS {
+        let a: Vec<f64> = data(n, 11).iter().map(|&v| v as f64).collect();
+        let b: Vec<f64> = data(n, 12).iter().map(|&v| 4.0 * v as f64).collect();
+        let mut out = vec![0.0f64; n];
+        let (s, r) = (simd::dot_f64(&a, &b), reference::dot_f64(&a, &b));
+        assert!(
+            (s - r).abs() <= 1e-9 * (1.0 + r.abs()),
+            "dot_f64 sanity check"
+        );
+        g.throughput(Throughput::Elements(n as u64));
+        g.bench_with_input(BenchmarkId::new("dot_simd", n), &n, |bch, _| {
+            bch.iter(|| simd::dot_f64(black_box(&a), black_box(&b)))
+        });
+        g.bench_with_input(BenchmarkId::new("dot_scalar", n), &n, |bch, _| {
+            bch.iter(|| reference::dot_f64(black_box(&a), black_box(&b)))
+        });
+        g.bench_with_input(BenchmarkId::new("axpy_simd", n), &n, |bch, _| {
+            bch.iter(|| simd::axpy_f64(black_box(1e-9), black_box(&a), black_box(&mut out)))
+        });
+        g.bench_with_input(BenchmarkId::new("axpy_scalar", n), &n, |bch, _| {
+            bch.iter(|| reference::axpy_f64(black_box(1e-9), black_box(&a), black_box(&mut out)))
+        });
+        g.bench_with_input(BenchmarkId::new("tanh_half_simd", n), &n, |bch, _| {
+            bch.iter(|| simd::tanh_half(black_box(&b), black_box(&mut out)))
+        });
+        g.bench_with_input(BenchmarkId::new("tanh_half_scalar", n), &n, |bch, _| {
+            bch.iter(|| reference::tanh_half(black_box(&b), black_box(&mut out)))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(
+    benches,
+    dot,
+    axpy,
+    langevin,
+    propose_and_check,
+    sparse,
+    sigmoid,
+    f64_kernels
+);

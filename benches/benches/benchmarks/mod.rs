@@ -1,3 +1,4 @@
 pub mod kernels;
+pub mod models;
 pub mod noise;
 pub mod step;

@@ -1,35 +1,21 @@
 //! Whole SGLD steps: sparse logistic regression at the a9a shape (d = 124, 14 non-zeros
-//! per row, batch 10) and the §5.1 mixture (d = 2, batch 1).
+//! per row, batch 10), the §5.1 mixture (d = 2, batch 1) and ICA (10 × 10, batch 100).
 
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group};
 use sgld::gradient::MiniBatch;
+use sgld::ica::Ica;
 use sgld::models::{Laplace, LogisticSparse, SparseRows, TiedMixture};
 use sgld::{Sgld, noise::default_rng};
+use sgld_benches::{A9aShape, ica_rows};
 
 fn a9a_like(c: &mut Criterion) {
-    let (n, d, nnz) = (32_561usize, 124usize, 14usize);
+    let data = A9aShape::new();
+    let (n, d) = (data.len(), data.d);
     let mut rng = default_rng(3);
-    let mut offsets = vec![0usize];
-    let mut indices = Vec::with_capacity(n * nnz);
-    let mut y = Vec::with_capacity(n);
-    for i in 0..n {
-        for k in 0..nnz - 1 {
-            indices.push(((i * 31 + k * 9 + (rand_word(&mut rng) as usize % 9)) % (d - 1)) as u32);
-        }
-        indices.push((d - 1) as u32); // bias
-        let row = &mut indices[offsets[i]..];
-        row.sort_unstable();
-        offsets.push(indices.len());
-        y.push(if rand_word(&mut rng) & 1 == 0 {
-            1.0
-        } else {
-            -1.0
-        });
-    }
-    let rows = SparseRows::new(&offsets, &indices, d).unwrap();
-    let model = LogisticSparse::new(rows, &y, Laplace::new(1.0).unwrap()).unwrap();
+    let rows = SparseRows::new(&data.offsets, &data.indices, d).unwrap();
+    let model = LogisticSparse::new(rows, &data.y, Laplace::new(1.0).unwrap()).unwrap();
     let est = MiniBatch::new(&model);
     let mut theta = vec![0.0f32; d];
     let mut scratch = vec![0.0f32; Sgld::scratch_len(d)];
@@ -39,9 +25,7 @@ fn a9a_like(c: &mut Criterion) {
     g.throughput(Throughput::Elements(1));
     g.bench_function("a9a_shape_sparse_batch10", |b| {
         b.iter(|| {
-            for slot in batch.iter_mut() {
-                *slot = (rand_word(&mut rng) % n as u64) as usize;
-            }
+            sgld::gradient::sample_batch(&mut rng, n, &mut batch).unwrap();
             let info = Sgld::new()
                 .step(&mut state, &est, &batch, 1e-4, &mut rng)
                 .unwrap();
@@ -80,4 +64,30 @@ fn rand_word(rng: &mut sgld::noise::DefaultRng) -> u64 {
     rng.next_u64()
 }
 
-criterion_group!(benches, a9a_like, mixture);
+fn ica(c: &mut Criterion) {
+    let mut rng = default_rng(8);
+    let x = ica_rows(&mut rng);
+    let d = 10;
+    let model = Ica::new(&x, d, 1.0).unwrap();
+    let mut w: Vec<f64> = (0..d * d)
+        .map(|k| f64::from(u8::from(k / d == k % d)))
+        .collect();
+    let mut scratch = vec![0.0; Ica::scratch_len(d)];
+    let mut batch = [0usize; 100];
+    let eps = 0.1 / model.len() as f64;
+    let mut g = c.benchmark_group("sgld_step");
+    g.throughput(Throughput::Elements(1));
+    g.bench_function("ica_10x10_batch100", |b| {
+        b.iter(|| {
+            sgld::gradient::sample_batch(&mut rng, model.len(), &mut batch).unwrap();
+            let ok = model
+                .sgld_step(&mut w, &batch, eps, &mut rng, &mut scratch)
+                .unwrap();
+            black_box(ok)
+        })
+    });
+    assert!(w.iter().all(|v| v.is_finite()), "ICA step sanity check");
+    g.finish();
+}
+
+criterion_group!(benches, a9a_like, mixture, ica);

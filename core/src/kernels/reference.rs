@@ -73,3 +73,33 @@ pub fn langevin_update_precond(
 pub fn all_finite(xs: &[f32]) -> bool {
     xs.iter().all(|x| x.is_finite())
 }
+
+/// `out[i] ← σ(z[i]) = 1/(1 + e^{−z[i]})` with libm's `expf`.
+pub fn sigmoid(z: &[f32], out: &mut [f32]) {
+    for (o, &x) in out.iter_mut().zip(z) {
+        *o = 1.0 / (1.0 + libm::expf(-x));
+    }
+}
+
+/// `out[i] ← tanh(y[i]/2)` with libm's `tanh` (f64).
+pub fn tanh_half(y: &[f64], out: &mut [f64]) {
+    for (o, &v) in out.iter_mut().zip(y) {
+        *o = libm::tanh(0.5 * v);
+    }
+}
+
+/// `Σ aᵢ·bᵢ` in f64, left to right.
+pub fn dot_f64(a: &[f64], b: &[f64]) -> f64 {
+    let mut s = 0.0f64;
+    for (x, y) in a.iter().zip(b) {
+        s += x * y;
+    }
+    s
+}
+
+/// `y ← y + α·x` in f64.
+pub fn axpy_f64(alpha: f64, x: &[f64], y: &mut [f64]) {
+    for (xi, yi) in x.iter().zip(y) {
+        *yi += alpha * xi;
+    }
+}
