@@ -130,7 +130,7 @@ fn simd_matches_scalar_twin_and_consumes_the_same_words() {
     let mut worst = 0.0f32;
     for seed in 0..20u64 {
         for len in [
-            0usize, 1, 2, 3, 15, 16, 17, 31, 32, 33, 63, 64, 65, 67, 100, 1000,
+            0usize, 1, 2, 3, 7, 8, 9, 10, 15, 16, 17, 31, 32, 33, 40, 41, 63, 64, 65, 67, 100, 1000,
         ] {
             let (mut a, mut b) = (default_rng(seed), default_rng(seed));
             let (mut za, mut zb) = (vec![0.0f32; len], vec![0.0f32; len]);

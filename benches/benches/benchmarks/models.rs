@@ -25,6 +25,7 @@ fn logistic(c: &mut Criterion) {
         let bs = batches(1024, size, data.len(), &mut rng);
         // Sanity check: the two layouts give the same gradient.
         let mut gd = vec![0.0f32; data.d];
+        g.fill(0.0);
         sparse.add_log_lik_grad(&theta, &bs[0], &mut g);
         dense.add_log_lik_grad(&theta, &bs[0], &mut gd);
         for (a, b) in g.iter().zip(&gd) {
