@@ -204,7 +204,7 @@ impl<P: Prior> Model for LogisticSparse<'_, P> {
     fn add_log_prior_grad(&self, theta: &[f32], grad: &mut [f32]) {
         self.prior.add_grad(theta, grad);
     }
-    /// In chunks of [`ROWS`] rows, three passes: every row's margin (the rows' loads do
+    /// In chunks of sixteen rows, three passes: every row's margin (the rows' loads do
     /// not depend on each other, so their cache misses overlap), the weights
     /// `yᵢ σ(−yᵢ βᵀxᵢ)` in one vector pass, then the scatter-adds.
     fn add_log_lik_grad(&self, theta: &[f32], batch: &[usize], grad: &mut [f32]) {
