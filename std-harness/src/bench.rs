@@ -786,7 +786,7 @@ fn fma_kernel_f64(seed: f64) -> f64 {
 /// Timed repeats per workload (odd, so the median is one of them).
 const REPEATS: usize = 11;
 
-/// Times one workload for about `seconds`: a calibration run, then [`REPEATS`] repeats of
+/// Times one workload for about `seconds`: a calibration run, then eleven repeats of
 /// a fixed number of units.
 pub fn time_workload(
     w: &mut dyn Workload,
