@@ -146,10 +146,9 @@ impl TryRng for Xoshiro256x8 {
     fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Infallible> {
         let mut chunks = dst.chunks_exact_mut(8 * LANES);
         for chunk in &mut chunks {
-            let r = self.round();
-            for (out, w) in chunk.chunks_exact_mut(8).zip(r) {
-                out.copy_from_slice(&w.to_le_bytes());
-            }
+            // One 64-byte store, so a reader's vector load of the round forwards from it.
+            let bytes = self.round().map(u64::to_le_bytes);
+            chunk.copy_from_slice(bytes.as_flattened());
         }
         let tail = chunks.into_remainder();
         if !tail.is_empty() {
