@@ -27,7 +27,7 @@
 //! of its operation counts at those peaks: the normals it must draw, the gathers and
 //! scatters of its sparse rows, and the FMAs of its dense arithmetic (the Langevin
 //! update `θ + (ε/2)g + √ε z` and the prior: 3 per parameter; for ICA also `Wx` and
-//! the outer products of the batch, `AW`, `W(WᵀW)`, `WᵀW` and `η·√(WᵀW)`). What the floor
+//! the outer products of the batch, `AW`, `W(WᵀW)`, `WᵀW` and the noise's `η·Lᵀ`). What the floor
 //! leaves out is the cost of transcendental functions (the sigmoid, tanh) and of
 //! memory latency, so `ratio = ns / floor` says how far a workload is from its pure
 //! arithmetic.
