@@ -16,7 +16,7 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 import common  # noqa: E402
-from jax_peer import scan_runner, time_scan  # noqa: E402
+from jax_peer import scan_runner, time_scan, timed_running_mean  # noqa: E402
 
 
 def sgld_step(logprior, loglik, n, batch, data, h):
@@ -69,16 +69,7 @@ def gmm(args):
         return jnp.logaddexp(a, b)
 
     step = sgld_step(logprior, loglik, n, 1, xs, jnp.float32(0.005))
-    carry0 = (jnp.zeros(2, jnp.float32), jnp.zeros(2, jnp.float32))
-    run, state = scan_runner(step, carry0, jax.random.key(common.SEED))
-    counted = {"steps": 0}
-
-    def counting(steps):
-        run(steps)
-        counted["steps"] += steps
-
-    t = time_scan(counting, args.seconds)
-    mean = np.asarray(state["carry"][1], dtype=np.float64) / counted["steps"]
+    t, mean = timed_running_mean(step, 2, args.seconds)
     return common.result("gmm", "step", t, "posterior_mean", mean, "gmm.csv", common.GMM_OPS)
 
 

@@ -1,6 +1,5 @@
 //! Shared inputs of the criterion benchmarks: data sets with the workloads' shapes.
 
-use rand_core::Rng;
 use sgld::noise::{DefaultRng, default_rng, fill_normal};
 
 /// a9a's shape: 32,561 rows, 123 binary features plus a bias (d = 124), 13 features
@@ -19,35 +18,19 @@ pub struct A9aShape {
 }
 
 impl A9aShape {
-    /// The data set, from a fixed seed.
+    /// The data set, from a fixed seed ([`sgld_harness::bench::synthetic_a9a`], the
+    /// rows `sgld bench` uses without a data directory).
     pub fn new() -> Self {
         let (n, d) = (32_561usize, 124usize);
         let mut rng = default_rng(3);
         let mut beta = vec![0.0f32; d];
         fill_normal(&mut rng, &mut beta);
-        let (mut offsets, mut indices, mut y) = (vec![0], Vec::new(), Vec::new());
+        let (offsets, indices, y) = sgld_harness::bench::synthetic_a9a(n, &beta, &mut rng);
         let mut dense = vec![0.0f32; n * d];
-        for i in 0..n {
-            let start = indices.len();
-            while indices.len() - start < 13 {
-                let j = (rng.next_u64() % (d as u64 - 1)) as u32;
-                if !indices[start..].contains(&j) {
-                    indices.push(j);
-                }
-            }
-            indices.push(d as u32 - 1);
-            indices[start..].sort_unstable();
-            offsets.push(indices.len());
-            let z: f32 = indices[start..].iter().map(|&j| beta[j as usize]).sum();
-            for &j in &indices[start..] {
+        for (i, w) in offsets.windows(2).enumerate() {
+            for &j in &indices[w[0]..w[1]] {
                 dense[i * d + j as usize] = 1.0;
             }
-            let u = (rng.next_u64() >> 40) as f32 / (1u64 << 24) as f32;
-            y.push(if u < 1.0 / (1.0 + (-z).exp()) {
-                1.0
-            } else {
-                -1.0
-            });
         }
         Self {
             offsets,

@@ -42,7 +42,7 @@ use serde::Serialize;
 
 pub use peaks::measure_peaks;
 use workloads::ICA_D;
-pub use workloads::{A9a, Gmm, IcaBench, Noise, gmm_data, ica_data};
+pub use workloads::{A9a, Gmm, IcaBench, Noise, gmm_data, ica_data, synthetic_a9a};
 
 /// The workloads `sgld bench` can run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]

@@ -58,35 +58,14 @@ impl SparseData {
         })
     }
 
-    /// `n` rows of 13 random features of 123 and the bias, labels drawn from the logistic
-    /// model at `beta`.
+    /// See [`synthetic_a9a`].
     fn synthetic(n: usize, beta: &[f32], rng: &mut DefaultRng) -> Self {
-        let d = beta.len();
-        let (mut offsets, mut indices, mut y) = (vec![0], Vec::new(), Vec::new());
-        for _ in 0..n {
-            let start = indices.len();
-            while indices.len() - start < 13 {
-                let j = (rng.next_u64() % (d as u64 - 1)) as u32;
-                if !indices[start..].contains(&j) {
-                    indices.push(j);
-                }
-            }
-            indices.push(d as u32 - 1);
-            indices[start..].sort_unstable();
-            offsets.push(indices.len());
-            let z: f32 = indices[start..].iter().map(|&j| beta[j as usize]).sum();
-            let u = (rng.next_u64() >> 40) as f32 / (1u64 << 24) as f32;
-            y.push(if u < 1.0 / (1.0 + (-z).exp()) {
-                1.0
-            } else {
-                -1.0
-            });
-        }
+        let (offsets, indices, y) = synthetic_a9a(n, beta, rng);
         Self {
             offsets,
             indices,
             y,
-            d,
+            d: beta.len(),
         }
     }
 
@@ -97,6 +76,38 @@ impl SparseData {
     fn mean_nnz(&self) -> f64 {
         self.indices.len() as f64 / self.y.len() as f64
     }
+}
+
+/// Rows of a9a's shape in compressed form `(offsets, indices, labels)`: `n` rows of 13
+/// distinct random features of the first `d − 1` and the bias `d − 1` (`d = beta.len()
+/// ≥ 15`), sorted within a row, labels ±1 drawn from the logistic model at `beta`.
+pub fn synthetic_a9a(
+    n: usize,
+    beta: &[f32],
+    rng: &mut DefaultRng,
+) -> (Vec<usize>, Vec<u32>, Vec<f32>) {
+    let d = beta.len();
+    let (mut offsets, mut indices, mut y) = (vec![0], Vec::new(), Vec::new());
+    for _ in 0..n {
+        let start = indices.len();
+        while indices.len() - start < 13 {
+            let j = (rng.next_u64() % (d as u64 - 1)) as u32;
+            if !indices[start..].contains(&j) {
+                indices.push(j);
+            }
+        }
+        indices.push(d as u32 - 1);
+        indices[start..].sort_unstable();
+        offsets.push(indices.len());
+        let z: f32 = indices[start..].iter().map(|&j| beta[j as usize]).sum();
+        let u = (rng.next_u64() >> 40) as f32 / (1u64 << 24) as f32;
+        y.push(if u < 1.0 / (1.0 + (-z).exp()) {
+            1.0
+        } else {
+            -1.0
+        });
+    }
+    (offsets, indices, y)
 }
 
 impl A9a {
