@@ -8,7 +8,6 @@ use rand_core::{Rng, SeedableRng};
 use sgld::Sgld;
 use sgld::gradient::{MiniBatch, sample_batch};
 use sgld::ica::Ica;
-use sgld::kernels::simd;
 use sgld::models::{Laplace, LogisticSparse, Model, SparseRows, TiedMixture};
 use sgld::noise::{DefaultRng, fill_normal};
 
@@ -69,8 +68,12 @@ impl SparseData {
         }
     }
 
-    fn rows(&self) -> Result<SparseRows<'_>, String> {
-        SparseRows::new(&self.offsets, &self.indices, self.d).map_err(|e| e.to_string())
+    /// The §5.2 model on these rows (Laplace(1) prior).
+    fn model(&self) -> Result<LogisticSparse<'_, Laplace>, String> {
+        let rows =
+            SparseRows::new(&self.offsets, &self.indices, self.d).map_err(|e| e.to_string())?;
+        let prior = Laplace::new(1.0).map_err(|e| e.to_string())?;
+        LogisticSparse::new(rows, &self.y, prior).map_err(|e| e.to_string())
     }
 
     fn mean_nnz(&self) -> f64 {
@@ -159,10 +162,7 @@ impl Workload for A9a {
     }
 
     fn run(&mut self, steps: u64) -> Result<Duration, String> {
-        let prior = Laplace::new(1.0).map_err(|e| e.to_string())?;
-        let rows = SparseRows::new(&self.train.offsets, &self.train.indices, self.train.d)
-            .map_err(|e| e.to_string())?;
-        let model = LogisticSparse::new(rows, &self.train.y, prior).map_err(|e| e.to_string())?;
+        let model = self.train.model()?;
         let est = MiniBatch::new(&model);
         let n = model.len();
         let mut state =
@@ -192,15 +192,12 @@ impl Workload for A9a {
     fn check(&self) -> Check {
         let acc = self
             .test
-            .rows()
-            .map(|rows| {
-                let correct = (0..rows.len())
-                    .filter(|&i| {
-                        let z = simd::sparse_dot(rows.row(i), &self.theta);
-                        (z >= 0.0) == (self.test.y[i] > 0.0)
-                    })
+            .model()
+            .map(|m| {
+                let correct = (0..m.len())
+                    .filter(|&i| (m.margin(&self.theta, i) >= 0.0) == (self.test.y[i] > 0.0))
                     .count();
-                correct as f64 / rows.len() as f64
+                correct as f64 / m.len() as f64
             })
             .unwrap_or(f64::NAN);
         Check {
@@ -219,7 +216,7 @@ impl Workload for A9a {
 pub struct Gmm {
     x: Vec<f32>,
     theta: [f32; 2],
-    scratch: [f32; 4],
+    scratch: [f32; Sgld::scratch_len(2)],
     rng: DefaultRng,
     sum: [f64; 2],
     count: u64,
@@ -244,7 +241,7 @@ impl Gmm {
         Self {
             x: gmm_data(),
             theta: [0.0; 2],
-            scratch: [0.0; 4],
+            scratch: [0.0; Sgld::scratch_len(2)],
             rng: DefaultRng::seed_from_u64(SEED),
             sum: [0.0; 2],
             count: 0,
@@ -273,7 +270,7 @@ impl Workload for Gmm {
         let (mut s0, mut s1) = (0.0f64, 0.0f64);
         let t0 = Instant::now();
         for _ in 0..steps {
-            sample_batch(&mut self.rng, 100, &mut batch).map_err(|e| e.to_string())?;
+            sample_batch(&mut self.rng, self.x.len(), &mut batch).map_err(|e| e.to_string())?;
             sampler
                 .step(&mut state, &est, &batch, 0.01, &mut self.rng)
                 .map_err(|e| e.to_string())?;
