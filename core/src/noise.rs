@@ -12,11 +12,15 @@
 //! The SIMD path ([`fill_normal`]) writes blocks of 32 normals from sixteen words: the
 //! sixteen cosines first, then the sixteen sines. Words come through `fill_bytes`, four
 //! blocks' worth (512 bytes) per call where the output is long enough, so a generator
-//! that makes words in bulk, like [`DefaultRng`], can. What is left (fewer than 32)
-//! takes one `fill_bytes` of ⌈len/2⌉ words, goes through the same vector code, and is
-//! written pairwise (`out[2k] = r cos φ`, `out[2k+1] = r sin φ`), an odd last element
-//! taking the cosine and dropping the sine. The scalar twin ([`reference::fill_normal`])
-//! follows the same layout and reduction with `libm`, so the two consume the generator
+//! that makes words in bulk, like [`DefaultRng`], can. What is left (fewer than 128
+//! normals) takes its ⌈len/2⌉ words in one more call, so its blocks are independent and
+//! overlap in the pipeline (a short fill is bound by the latency of one block, not by
+//! throughput): its whole blocks as above, then a last partial block written pairwise
+//! (`out[2k] = r cos φ`, `out[2k+1] = r sin φ`), an odd last element taking the cosine
+//! and dropping the sine. The scalar twin ([`reference::fill_normal`]) follows the same
+//! layout and reduction with `libm`, taking its words sixteen at a time: the same words
+//! for any generator whose `fill_bytes` of 128-byte pieces concatenates (as
+//! [`DefaultRng`]'s and the `rand_pcg` generators' do), so the two consume the generator
 //! identically and agree to a few ulps (see the tests).
 //!
 //! # Accuracy
@@ -116,19 +120,30 @@ pub fn fill_normal_simd<R: Rng + ?Sized>(rng: &mut R, out: &mut [f32]) {
             sin_half.copy_from_slice(&s);
         }
     }
-    let mut blocks = supers.into_remainder().chunks_exact_mut(2 * WORDS);
-    for block in &mut blocks {
-        let (c, s) = pairs(&words(rng, WORDS));
+    // What is left (fewer than four blocks) takes its words in one call too, so its
+    // blocks are independent of each other and can overlap in the pipeline.
+    let rest = supers.into_remainder();
+    if rest.is_empty() {
+        return;
+    }
+    rng.fill_bytes(&mut bytes[..8 * rest.len().div_ceil(2)]);
+    let mut src = bytes.chunks_exact(8 * WORDS);
+    let mut blocks = rest.chunks_exact_mut(2 * WORDS);
+    for (block, b) in (&mut blocks).zip(&mut src) {
+        let (c, s) = pairs(&le_words(b));
         let (cos_half, sin_half) = block.split_at_mut(WORDS);
         cos_half.copy_from_slice(&c);
         sin_half.copy_from_slice(&s);
     }
-    let rest = blocks.into_remainder();
-    if !rest.is_empty() {
-        let (c, s) = pairs(&words(rng, rest.len().div_ceil(2)));
-        for (k, o) in rest.iter_mut().enumerate() {
-            *o = if k % 2 == 0 { c[k / 2] } else { s[k / 2] };
+    let tail = blocks.into_remainder();
+    if let Some(b) = src.next().filter(|_| !tail.is_empty()) {
+        let (c, s) = pairs(&le_words(b));
+        let mut interleaved = [0.0f32; 2 * WORDS];
+        for ((p, c), s) in interleaved.chunks_exact_mut(2).zip(c).zip(s) {
+            p[0] = c;
+            p[1] = s;
         }
+        tail.copy_from_slice(&interleaved[..tail.len()]);
     }
 }
 

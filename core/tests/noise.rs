@@ -127,29 +127,41 @@ fn lag_one_autocorrelation_within_error() {
 
 #[test]
 fn simd_matches_scalar_twin_and_consumes_the_same_words() {
-    let mut worst = 0.0f32;
-    for seed in 0..20u64 {
-        for len in [
-            0usize, 1, 2, 3, 7, 8, 9, 10, 15, 16, 17, 31, 32, 33, 40, 41, 63, 64, 65, 67, 100, 1000,
-        ] {
-            let (mut a, mut b) = (default_rng(seed), default_rng(seed));
-            let (mut za, mut zb) = (vec![0.0f32; len], vec![0.0f32; len]);
-            fill_normal_simd(&mut a, &mut za);
-            reference::fill_normal(&mut b, &mut zb);
-            assert_eq!(
-                a.next_u64(),
-                b.next_u64(),
-                "seed {seed} len {len}: generator states differ"
-            );
-            for (x, y) in za.iter().zip(&zb) {
-                // ln, sin, cos within 2 ulps each, √ halves the relative error of ln:
-                // allow 8 ulps of max(1, |z|).
-                let tol = 8.0 * f32::EPSILON * y.abs().max(1.0);
-                worst = worst.max((x - y).abs() / y.abs().max(1.0));
-                assert!((x - y).abs() <= tol, "seed {seed} len {len}: {x} vs {y}");
+    /// Every path: short fills, whole blocks with and without a ragged tail, four-block
+    /// runs, and what follows them.
+    const LENS: [usize; 30] = [
+        0, 1, 2, 3, 7, 8, 9, 10, 15, 16, 17, 31, 32, 33, 40, 41, 63, 64, 65, 67, 96, 100, 124,
+        127, 128, 129, 160, 255, 257, 1000,
+    ];
+    fn compare<R: Rng>(name: &str, make: impl Fn(u64) -> R, worst: &mut f32) {
+        for seed in 0..20u64 {
+            for len in LENS {
+                let (mut a, mut b) = (make(seed), make(seed));
+                let (mut za, mut zb) = (vec![0.0f32; len], vec![0.0f32; len]);
+                fill_normal_simd(&mut a, &mut za);
+                reference::fill_normal(&mut b, &mut zb);
+                assert_eq!(
+                    a.next_u64(),
+                    b.next_u64(),
+                    "{name} seed {seed} len {len}: generator states differ"
+                );
+                for (x, y) in za.iter().zip(&zb) {
+                    // ln, sin, cos within 2 ulps each, √ halves the relative error of
+                    // ln: allow 8 ulps of max(1, |z|).
+                    let tol = 8.0 * f32::EPSILON * y.abs().max(1.0);
+                    *worst = worst.max((x - y).abs() / y.abs().max(1.0));
+                    assert!((x - y).abs() <= tol, "{name} seed {seed} len {len}: {x} vs {y}");
+                }
             }
         }
     }
+    let mut worst = 0.0f32;
+    compare("default", default_rng, &mut worst);
+    compare(
+        "pcg64mcg",
+        |seed| rand_pcg::Pcg64Mcg::new(0xcafe_f00d_u128 << 64 | seed as u128 | 1),
+        &mut worst,
+    );
     eprintln!(
         "largest SIMD-vs-scalar difference: {:.2} ulps of max(1,|z|)",
         worst / f32::EPSILON
