@@ -59,15 +59,17 @@ pub fn sample_batch<R: Rng + ?Sized>(
         return Err(Error::EmptyBatch);
     }
     let n = n_data as u64;
-    // Reject the low products that would over-represent some indices.
-    let threshold = n.wrapping_neg() % n;
     for slot in batch.iter_mut() {
-        *slot = loop {
-            let m = (rng.next_u64() as u128) * (n as u128);
-            if (m as u64) >= threshold {
-                break (m >> 64) as usize;
+        let mut m = (rng.next_u64() as u128) * (n as u128);
+        // Reject the low products that would over-represent some indices; the threshold
+        // `2⁶⁴ mod n` is below n, so the division is only needed when the low word is.
+        if (m as u64) < n {
+            let threshold = n.wrapping_neg() % n;
+            while (m as u64) < threshold {
+                m = (rng.next_u64() as u128) * (n as u128);
             }
-        };
+        }
+        *slot = (m >> 64) as usize;
     }
     Ok(())
 }

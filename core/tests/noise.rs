@@ -130,8 +130,8 @@ fn simd_matches_scalar_twin_and_consumes_the_same_words() {
     /// Every path: short fills, whole blocks with and without a ragged tail, four-block
     /// runs, and what follows them.
     const LENS: [usize; 30] = [
-        0, 1, 2, 3, 7, 8, 9, 10, 15, 16, 17, 31, 32, 33, 40, 41, 63, 64, 65, 67, 96, 100, 124,
-        127, 128, 129, 160, 255, 257, 1000,
+        0, 1, 2, 3, 7, 8, 9, 10, 15, 16, 17, 31, 32, 33, 40, 41, 63, 64, 65, 67, 96, 100, 124, 127,
+        128, 129, 160, 255, 257, 1000,
     ];
     fn compare<R: Rng>(name: &str, make: impl Fn(u64) -> R, worst: &mut f32) {
         for seed in 0..20u64 {
@@ -150,7 +150,10 @@ fn simd_matches_scalar_twin_and_consumes_the_same_words() {
                     // ln: allow 8 ulps of max(1, |z|).
                     let tol = 8.0 * f32::EPSILON * y.abs().max(1.0);
                     *worst = worst.max((x - y).abs() / y.abs().max(1.0));
-                    assert!((x - y).abs() <= tol, "{name} seed {seed} len {len}: {x} vs {y}");
+                    assert!(
+                        (x - y).abs() <= tol,
+                        "{name} seed {seed} len {len}: {x} vs {y}"
+                    );
                 }
             }
         }

@@ -33,6 +33,11 @@ fn store(v: f32x16, out: &mut [f32]) {
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     let n = a.len().min(b.len());
     let (a, b) = (&a[..n], &b[..n]);
+    if n < LANES {
+        // What the vector path computes for a short input (its sum starts at 0 and
+        // takes the tail in order), without its setup and reduction.
+        return a.iter().zip(b).fold(0.0, |s, (x, y)| s + x * y);
+    }
     let mut acc = [f32x16::ZERO; 4];
     let mut ab = a.chunks_exact(BLOCK);
     let mut bb = b.chunks_exact(BLOCK);
@@ -245,9 +250,12 @@ pub fn tanh_half(y: &[f64], out: &mut [f64]) {
 
 /// True when every value is finite (no NaN, no ±∞).
 ///
-/// Branch-free: `x·0` is `±0` for finite `x` and NaN otherwise, so the sum of those
+/// Branch-free past the first vector: `x·0` is `±0` for finite `x` and NaN otherwise, so the sum of those
 /// products is `0` exactly when all values are finite.
 pub fn all_finite(xs: &[f32]) -> bool {
+    if xs.len() < LANES {
+        return xs.iter().all(|x| x.is_finite());
+    }
     let mut acc = f32x16::ZERO;
     let mut c = xs.chunks_exact(LANES);
     for x in &mut c {
