@@ -49,7 +49,8 @@ pub struct MalaInfo {
     pub log_ratio: f64,
 }
 
-use imp::{axpy_f64 as axpy, dot_f64 as dot};
+/// The largest dimension `D` the model takes.
+const MAX_DIM: usize = 64;
 
 /// Batch rows per chunk of the gradient's data sum.
 const CHUNK_ROWS: usize = 128;
@@ -120,7 +121,7 @@ impl<'a> Ica<'a> {
     /// The model on `x` (`N × d` row-major, finite, `N ≥ 1`, `1 ≤ d ≤ 64`) with prior
     /// precision `λ > 0`.
     pub fn new(x: &'a [f32], d: usize, lambda: f64) -> Result<Self, Error> {
-        if d == 0 || d > 64 {
+        if d == 0 || d > MAX_DIM {
             return Err(Error::InvalidParameter {
                 what: "ICA dimension must be between 1 and 64",
             });
@@ -275,16 +276,14 @@ impl<'a> Ica<'a> {
             let lane = |i: usize| i * CHUNK_ROWS..i * CHUNK_ROWS + m;
             for (i, wr) in w.chunks_exact(d).enumerate() {
                 let yi = &mut yt[lane(i)];
-                yi.fill(0.0);
-                for (k, &wik) in wr.iter().enumerate() {
-                    axpy(wik, &xt[lane(k)], yi);
-                }
+                imp::combine_rows_f64(wr, xt, CHUNK_ROWS, yi);
                 imp::tanh_half(yi, &mut tt[lane(i)]);
             }
+            let mut sums = [0.0f64; MAX_DIM];
             for (i, ar) in a.chunks_exact_mut(d).enumerate() {
-                let ti = &tt[lane(i)];
-                for (j, aij) in ar.iter_mut().enumerate() {
-                    *aij -= dot(ti, &yt[lane(j)]);
+                imp::dots_f64(&tt[lane(i)], yt, CHUNK_ROWS, &mut sums[..d]);
+                for (aij, s) in ar.iter_mut().zip(&sums) {
+                    *aij -= s;
                 }
             }
             if m < CHUNK_ROWS {
@@ -375,7 +374,8 @@ impl<'a> Ica<'a> {
         } else {
             self.sqrt_gram(w, r, None, rest);
         }
-        let mut z = [0.0f32; 64];
+        // One fill for D ≤ 16 (a short fill is bound by latency, so fewer is faster).
+        let mut z = [0.0f32; 256];
         let se = libm::sqrt(eps);
         for chunk in eta.chunks_mut(z.len()) {
             let zc = &mut z[..chunk.len()];

@@ -217,6 +217,50 @@ proptest! {
     }
 
     #[test]
+    fn row_combinations_and_multi_dots_match_twin(
+        (k, len, stride, slack) in (0usize..12, 0usize..40, 0usize..48, 0usize..3),
+        seed in any::<u64>(),
+    ) {
+        // A k-row matrix (rows `stride` apart, the last one `slack` floats short of
+        // fitting when slack > 0): coefficients or outputs past the fitting rows must be
+        // skipped or zero in both.
+        let need = if k == 0 { 0 } else { (k - 1) * stride + len };
+        let total = need.saturating_sub(slack);
+        let mut g = sgld::noise::default_rng(seed);
+        let mut draw = |n: usize| {
+            let mut z = vec![0.0f32; n];
+            sgld::noise::fill_normal(&mut g, &mut z);
+            z.into_iter().map(f64::from).collect::<Vec<f64>>()
+        };
+        let (rows, coef, a) = (draw(total), draw(k), draw(len));
+        let u = f64::EPSILON / 2.0;
+        let (mut s, mut r) = (vec![f64::NAN; len], vec![f64::NAN; len]);
+        simd::combine_rows_f64(&coef, &rows, stride, &mut s);
+        reference::combine_rows_f64(&coef, &rows, stride, &mut r);
+        let fit = reference::rows_that_fit(rows.len(), stride, len).min(k);
+        for m in 0..len {
+            let abs: f64 = (0..fit).map(|q| (coef[q] * rows[q * stride + m]).abs()).sum();
+            let tol = 2.0 * (k + 1) as f64 * u * abs;
+            prop_assert!((s[m] - r[m]).abs() <= tol, "combine m = {m}: {} vs {}", s[m], r[m]);
+        }
+        let (mut s, mut r) = (vec![f64::NAN; k], vec![f64::NAN; k]);
+        simd::dots_f64(&a, &rows, stride, &mut s);
+        reference::dots_f64(&a, &rows, stride, &mut r);
+        for j in 0..k {
+            let abs: f64 = if j < fit {
+                (0..len).map(|m| (a[m] * rows[j * stride + m]).abs()).sum()
+            } else {
+                0.0
+            };
+            let tol = 2.0 * (len + 1) as f64 * u * abs;
+            prop_assert!((s[j] - r[j]).abs() <= tol, "dots j = {j}: {} vs {}", s[j], r[j]);
+            if j >= fit {
+                prop_assert_eq!(s[j], 0.0);
+            }
+        }
+    }
+
+    #[test]
     fn tanh_half_matches_twin(y in prop::collection::vec(prop_oneof![
         8 => -40.0f64..40.0,
         2 => -1e-6f64..1e-6,

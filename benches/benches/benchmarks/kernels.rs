@@ -190,8 +190,52 @@ fn f64_kernels(c: &mut Criterion) {
     g.finish();
 }
 
+/// The ICA chunk passes: ten rows (D = 10) of each length, combined (`y = W·x`) and
+/// dotted with one vector (`Σ tanh(y/2)·yᵀ`); throughput counts multiply-adds.
+fn row_kernels(c: &mut Criterion) {
+    const ROWS: usize = 10;
+    let mut g = c.benchmark_group("rows_f64");
+    for n in LENGTHS {
+        let m: Vec<f64> = data(ROWS * n, 13).iter().map(|&v| v as f64).collect();
+        let a: Vec<f64> = data(n, 14).iter().map(|&v| v as f64).collect();
+        let coef: Vec<f64> = data(ROWS, 15).iter().map(|&v| v as f64).collect();
+        let (mut y, mut yr) = (vec![0.0f64; n], vec![0.0f64; n]);
+        simd::combine_rows_f64(&coef, &m, n, &mut y);
+        reference::combine_rows_f64(&coef, &m, n, &mut yr);
+        let (mut d, mut dr) = ([0.0f64; ROWS], [0.0f64; ROWS]);
+        simd::dots_f64(&a, &m, n, &mut d);
+        reference::dots_f64(&a, &m, n, &mut dr);
+        assert!(
+            y.iter()
+                .zip(&yr)
+                .chain(d.iter().zip(&dr))
+                .all(|(s, r)| (s - r).abs() <= 1e-9 * (1.0 + r.abs())),
+            "rows_f64 sanity check"
+        );
+        g.throughput(Throughput::Elements((ROWS * n) as u64));
+        g.bench_with_input(BenchmarkId::new("combine_simd", n), &n, |bch, _| {
+            bch.iter(|| {
+                simd::combine_rows_f64(black_box(&coef), black_box(&m), n, black_box(&mut y))
+            })
+        });
+        g.bench_with_input(BenchmarkId::new("combine_scalar", n), &n, |bch, _| {
+            bch.iter(|| {
+                reference::combine_rows_f64(black_box(&coef), black_box(&m), n, black_box(&mut y))
+            })
+        });
+        g.bench_with_input(BenchmarkId::new("dots_simd", n), &n, |bch, _| {
+            bch.iter(|| simd::dots_f64(black_box(&a), black_box(&m), n, black_box(&mut d)))
+        });
+        g.bench_with_input(BenchmarkId::new("dots_scalar", n), &n, |bch, _| {
+            bch.iter(|| reference::dots_f64(black_box(&a), black_box(&m), n, black_box(&mut d)))
+        });
+    }
+    g.finish();
+}
+
 criterion_group!(
     benches,
+    row_kernels,
     dot,
     axpy,
     langevin,

@@ -103,3 +103,40 @@ pub fn axpy_f64(alpha: f64, x: &[f64], y: &mut [f64]) {
         *yi += alpha * xi;
     }
 }
+
+/// How many rows of length `len`, `stride` apart, fit in `rows.len()` floats (all of
+/// them when `stride` is 0 and one fits).
+pub fn rows_that_fit(rows: usize, stride: usize, len: usize) -> usize {
+    match (rows.checked_sub(len), stride) {
+        (None, _) => 0,
+        (Some(_), 0) => usize::MAX,
+        (Some(room), s) => room / s + 1,
+    }
+}
+
+/// `out[m] = Σₖ coef[k]·rows[k·stride + m]` for every `m < out.len()`: a linear
+/// combination of the rows of a row-major matrix. Coefficients whose row does not fit
+/// in `rows` are skipped.
+pub fn combine_rows_f64(coef: &[f64], rows: &[f64], stride: usize, out: &mut [f64]) {
+    let k = coef.len().min(rows_that_fit(rows.len(), stride, out.len()));
+    for (m, o) in out.iter_mut().enumerate() {
+        let mut s = 0.0f64;
+        for (k, &c) in coef[..k].iter().enumerate() {
+            s += c * rows[k * stride + m];
+        }
+        *o = s;
+    }
+}
+
+/// `out[j] = Σₘ a[m]·rows[j·stride + m]` for every `j < out.len()`: the dot products
+/// of `a` with the rows of a row-major matrix. Rows that do not fit in `rows` give 0.
+pub fn dots_f64(a: &[f64], rows: &[f64], stride: usize, out: &mut [f64]) {
+    let fit = rows_that_fit(rows.len(), stride, a.len());
+    for (j, o) in out.iter_mut().enumerate() {
+        *o = if j < fit {
+            dot_f64(a, &rows[j * stride..j * stride + a.len()])
+        } else {
+            0.0
+        };
+    }
+}

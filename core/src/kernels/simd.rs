@@ -212,6 +212,87 @@ pub fn dot_f64(a: &[f64], b: &[f64]) -> f64 {
     s
 }
 
+/// `out[m] = Σₖ coef[k]·rows[k·stride + m]` for every `m < out.len()`: a linear
+/// combination of the rows of a row-major matrix, sixteen (then eight) outputs at a time
+/// held in registers while the coefficients go by (so each term costs one load and one fused
+/// multiply-add). Coefficients whose row does not fit in `rows` are skipped.
+pub fn combine_rows_f64(coef: &[f64], rows: &[f64], stride: usize, out: &mut [f64]) {
+    use wide::f64x8;
+    let len = out.len();
+    let k = coef
+        .len()
+        .min(super::reference::rows_that_fit(rows.len(), stride, len));
+    let coef = &coef[..k];
+    let mut start = 0;
+    let mut oc = out.chunks_exact_mut(16);
+    for o in &mut oc {
+        let mut acc = [f64x8::ZERO; 2];
+        for (k, &c) in coef.iter().enumerate() {
+            let r = &rows[k * stride + start..k * stride + start + 16];
+            let c = f64x8::splat(c);
+            acc[0] = c.mul_add(load_f64(&r[..8]), acc[0]);
+            acc[1] = c.mul_add(load_f64(&r[8..]), acc[1]);
+        }
+        o[..8].copy_from_slice(&acc[0].to_array());
+        o[8..].copy_from_slice(&acc[1].to_array());
+        start += 16;
+    }
+    let mut oc = oc.into_remainder().chunks_exact_mut(8);
+    for o in &mut oc {
+        let mut acc = f64x8::ZERO;
+        for (k, &c) in coef.iter().enumerate() {
+            let r = &rows[k * stride + start..k * stride + start + 8];
+            acc = f64x8::splat(c).mul_add(load_f64(r), acc);
+        }
+        o.copy_from_slice(&acc.to_array());
+        start += 8;
+    }
+    for (m, o) in oc.into_remainder().iter_mut().enumerate() {
+        let mut s = 0.0f64;
+        for (k, &c) in coef.iter().enumerate() {
+            s += c * rows[k * stride + start + m];
+        }
+        *o = s;
+    }
+}
+
+/// `out[j] = Σₘ a[m]·rows[j·stride + m]` for every `j < out.len()`: the dot products
+/// of `a` with the rows of a row-major matrix, four rows at a time so each vector of
+/// `a` is loaded once for four products. Rows that do not fit in `rows` give 0.
+pub fn dots_f64(a: &[f64], rows: &[f64], stride: usize, out: &mut [f64]) {
+    use wide::f64x8;
+    let n = a.len();
+    let fit = out
+        .len()
+        .min(super::reference::rows_that_fit(rows.len(), stride, n));
+    let (out, unfit) = out.split_at_mut(fit);
+    unfit.fill(0.0);
+    let body = n - n % 8;
+    let mut groups = out.chunks_exact_mut(4);
+    let mut j0 = 0;
+    for o in &mut groups {
+        let r: [&[f64]; 4] = core::array::from_fn(|q| &rows[(j0 + q) * stride..][..n]);
+        let mut acc = [f64x8::ZERO; 4];
+        for m in (0..body).step_by(8) {
+            let av = load_f64(&a[m..m + 8]);
+            for (acc, r) in acc.iter_mut().zip(&r) {
+                *acc = av.mul_add(load_f64(&r[m..m + 8]), *acc);
+            }
+        }
+        for ((o, acc), r) in o.iter_mut().zip(acc).zip(&r) {
+            let mut s = acc.reduce_add();
+            for m in body..n {
+                s += a[m] * r[m];
+            }
+            *o = s;
+        }
+        j0 += 4;
+    }
+    for (q, o) in groups.into_remainder().iter_mut().enumerate() {
+        *o = dot_f64(a, &rows[(j0 + q) * stride..][..n]);
+    }
+}
+
 /// `y ← y + α·x` in f64.
 pub fn axpy_f64(alpha: f64, x: &[f64], y: &mut [f64]) {
     let va = wide::f64x8::splat(alpha);

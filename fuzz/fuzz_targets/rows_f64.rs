@@ -1,0 +1,59 @@
+//! `simd::combine_rows_f64` and `simd::dots_f64` (the ICA gradient's chunk passes): never
+//! panic for any coefficients, matrix, stride and output length; agree with their scalar
+//! twins within γₖ of the terms where the input is moderate; skip (combine) or zero
+//! (dots) the rows that do not fit.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use sgld::kernels::{reference, simd};
+
+fuzz_target!(|input: (Vec<f64>, Vec<f64>, u8, u8)| {
+    let (coef, rows, stride, len) = input;
+    let (stride, len) = (stride as usize % 64, len as usize % 48);
+    let a: Vec<f64> = coef.iter().copied().cycle().take(len).collect();
+    let fit = reference::rows_that_fit(rows.len(), stride, len);
+    let moderate = |v: &[f64]| v.iter().all(|x| x.is_finite() && x.abs() < 1e100);
+    let u = f64::EPSILON / 2.0;
+
+    let (mut s, mut r) = (vec![0.0; len], vec![0.0; len]);
+    simd::combine_rows_f64(&coef, &rows, stride, &mut s);
+    reference::combine_rows_f64(&coef, &rows, stride, &mut r);
+    let k = coef.len().min(fit);
+    if moderate(&coef) && moderate(&rows) {
+        for m in 0..len {
+            let abs: f64 = (0..k).map(|q| (coef[q] * rows[q * stride + m]).abs()).sum();
+            let tol = 2.0 * (k + 1) as f64 * u * abs;
+            assert!(
+                (s[m] - r[m]).abs() <= tol,
+                "combine m = {m}: {} vs {}",
+                s[m],
+                r[m]
+            );
+        }
+    }
+
+    let n_out = coef.len() % 70;
+    let (mut s, mut r) = (vec![f64::NAN; n_out], vec![f64::NAN; n_out]);
+    simd::dots_f64(&a, &rows, stride, &mut s);
+    reference::dots_f64(&a, &rows, stride, &mut r);
+    for j in fit.min(n_out)..n_out {
+        assert!(
+            s[j] == 0.0 && r[j] == 0.0,
+            "row {j} does not fit but gave {} / {}",
+            s[j],
+            r[j]
+        );
+    }
+    if moderate(&a) && moderate(&rows) {
+        for j in 0..fit.min(n_out) {
+            let abs: f64 = (0..len).map(|m| (a[m] * rows[j * stride + m]).abs()).sum();
+            let tol = 2.0 * (len + 1) as f64 * u * abs;
+            assert!(
+                (s[j] - r[j]).abs() <= tol,
+                "dots j = {j}: {} vs {}",
+                s[j],
+                r[j]
+            );
+        }
+    }
+});
