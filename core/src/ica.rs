@@ -55,32 +55,23 @@ const MAX_DIM: usize = 64;
 /// Batch rows per chunk of the gradient's data sum.
 const CHUNK_ROWS: usize = 128;
 
-/// `o ← o + α·r` over a row of a `d × d` matrix: a plain loop, which the compiler
-/// vectorises for the short rows of these matrices with less overhead than a kernel call.
-#[inline(always)]
-fn row_axpy(alpha: f64, r: &[f64], o: &mut [f64]) {
-    for (oj, rj) in o.iter_mut().zip(r) {
-        *oj += alpha * rj;
-    }
-}
-
-/// `out = a · b` for `d × d` matrices, row by row as `out[i,:] = Σₖ a[i,k]·b[k,:]`.
+/// `out = a · b` for `d × d` matrices, row by row as `out[i,:] = Σₖ a[i,k]·b[k,:]` (one
+/// fused kernel call a row: `d` is only known at run time, and a plain loop over rows
+/// this short would not be vectorised).
 fn matmul(a: &[f64], b: &[f64], out: &mut [f64], d: usize) {
     for (o, ar) in out.chunks_exact_mut(d).zip(a.chunks_exact(d)) {
-        o.fill(0.0);
-        for (&aik, br) in ar.iter().zip(b.chunks_exact(d)) {
-            row_axpy(aik, br, o);
-        }
+        imp::combine_rows_f64(ar, b, d, o);
     }
 }
 
 /// `out = aᵀ · a`, row by row as `out[i,:] = Σₖ a[k,i]·a[k,:]`.
 fn gram(a: &[f64], out: &mut [f64], d: usize) {
+    let mut col = [0.0f64; MAX_DIM];
     for (i, o) in out.chunks_exact_mut(d).enumerate() {
-        o.fill(0.0);
-        for ak in a.chunks_exact(d) {
-            row_axpy(ak[i], ak, o);
+        for (c, ak) in col.iter_mut().zip(a.chunks_exact(d)) {
+            *c = ak[i];
         }
+        imp::combine_rows_f64(&col[..d], a, d, o);
     }
 }
 
@@ -247,8 +238,6 @@ impl<'a> Ica<'a> {
     ) {
         let d = self.d;
         let (a, rest) = scratch.split_at_mut(d * d);
-        let (c, rest) = rest.split_at_mut(d * d);
-        let (t2, rest) = rest.split_at_mut(d * d);
         // The rows of a chunk transposed (channel-major), so every pass below runs
         // along the rows: xt[k][m] = x_{n_m,k}, yt = W·xt, tt = tanh(yt/2).
         let (xt, rest) = rest.split_at_mut(d * CHUNK_ROWS);
@@ -298,13 +287,15 @@ impl<'a> Ica<'a> {
         for i in 0..d {
             a[i * d + i] += nn;
         }
-        // out = A W − λ W (WᵀW)
-        matmul(a, w, out, d);
-        gram(w, c, d);
-        matmul(w, c, t2, d);
-        for (o, v) in out.iter_mut().zip(t2.iter()) {
-            *o -= self.lambda * v;
+        // out = A W − λ W (WᵀW) = (A − λ W Wᵀ) W: one product of d × d matrices.
+        let mut sums = [0.0f64; MAX_DIM];
+        for (ar, wr) in a.chunks_exact_mut(d).zip(w.chunks_exact(d)) {
+            imp::dots_f64(wr, w, d, &mut sums[..d]);
+            for (aij, s) in ar.iter_mut().zip(&sums) {
+                *aij -= self.lambda * s;
+            }
         }
+        matmul(a, w, out, d);
     }
 
     /// `√(WᵀW)` into `out`, and optionally `(WᵀW)⁻¹` into `inv`, with
