@@ -6,10 +6,14 @@
 //! sparse indices are skipped, so they never panic. The checked entry points are in
 //! [`crate::kernels`].
 //!
-//! Layout of every dense kernel: a body of four independent vectors per iteration
-//! (64 floats), then single vectors, then a scalar tail.
+//! Layout of the dense kernels: a body of four independent vectors per iteration
+//! (64 floats), then single vectors, then a scalar tail; the reductions (`dot`,
+//! `all_finite`) instead take their tail as one more vector, the last sixteen elements
+//! with the lanes already counted masked off, so a short tail is not a chain of
+//! dependent scalar adds.
 
-use wide::f32x16;
+use wide::bytemuck::cast;
+use wide::{f32x16, i32x16};
 
 /// Floats per SIMD vector.
 pub const LANES: usize = 16;
@@ -52,12 +56,24 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     for (x, y) in (&mut av).zip(&mut bv) {
         acc[0] = load(x).mul_add(load(y), acc[0]);
     }
-    let total = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-    let mut s = total.reduce_add();
-    for (x, y) in av.remainder().iter().zip(bv.remainder()) {
-        s += x * y;
+    let tail = n % LANES;
+    if tail > 0 {
+        // The last sixteen elements, with the lanes already summed above masked off:
+        // one vector instead of a chain of up to fifteen dependent scalar adds. The
+        // product is masked (not an operand), so an ∞ in a masked lane cannot make NaN.
+        let w = n - LANES..n;
+        acc[1] += (load(&a[w.clone()]) * load(&b[w])) & tail_mask(tail);
     }
-    s
+    let total = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    total.reduce_add()
+}
+
+/// All ones in the top `tail` lanes (`0 < tail < 16`), zero below: the lanes of the
+/// last sixteen elements of a slice that its whole vectors did not cover.
+#[inline(always)]
+fn tail_mask(tail: usize) -> f32x16 {
+    const LANE: i32x16 = i32x16::new([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]);
+    cast(LANE.simd_gt(i32x16::splat((LANES - tail) as i32 - 1)))
 }
 
 /// `y ← y + α·x`.
@@ -338,13 +354,12 @@ pub fn all_finite(xs: &[f32]) -> bool {
         return xs.iter().all(|x| x.is_finite());
     }
     let mut acc = f32x16::ZERO;
-    let mut c = xs.chunks_exact(LANES);
-    for x in &mut c {
+    for x in xs.chunks_exact(LANES) {
         acc += load(x) * f32x16::ZERO;
     }
-    let mut s = acc.reduce_add();
-    for x in c.remainder() {
-        s += x * 0.0;
+    if !xs.len().is_multiple_of(LANES) {
+        // The last sixteen values (some checked twice, which changes nothing).
+        acc += load(&xs[xs.len() - LANES..]) * f32x16::ZERO;
     }
-    s == 0.0
+    acc.reduce_add() == 0.0
 }

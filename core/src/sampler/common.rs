@@ -194,7 +194,9 @@ pub(crate) fn gradient<E: GradientEstimator + ?Sized>(
         grad_norm: norm,
         ..StepInfo::default()
     };
-    if !all_finite(grad) {
+    // A finite norm means every element is finite (a NaN or ∞ would reach the sum), so
+    // only an infinite or NaN norm needs the element check (‖g‖² may just overflow).
+    if !norm.is_finite() && !all_finite(grad) {
         info.non_finite = true;
         return info;
     }
