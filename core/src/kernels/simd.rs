@@ -322,27 +322,68 @@ pub fn axpy_f64(alpha: f64, x: &[f64], y: &mut [f64]) {
     }
 }
 
-/// `out[i] ← tanh(y[i]/2) = 1 − 2/(1 + e^{y[i]})` in f64, eight at a time with `wide`'s
-/// `exp`: within `4·f64::EPSILON` of the exact value in absolute terms (the form loses
-/// relative accuracy only where `|tanh| < 2⁻⁵⁰`); `±∞ → ±1`, NaN stays NaN.
+/// `out[i] ← tanh(y[i]/2)` in f64, eight at a time: `sign(y)·(1 − t)/(1 + t)` with
+/// `t = e^{−|y|}`, within `4·f64::EPSILON` of the exact value in absolute terms;
+/// `±∞ → ±1`, NaN stays NaN.
+///
+/// `e^{−|y|}` is specialised to its range: `|y|` is capped at 40 (beyond it
+/// `tanh(|y|/2)` rounds to 1), so `e^x` for `x ∈ [−40, 0]` needs no overflow, underflow
+/// or special-value paths: `x = k·ln 2 + r` with `k` rounded by the `1.5·2⁵²` shifter,
+/// `e^r` by its Taylor polynomial of degree 13 on `|r| ≤ ln2/2` (truncation below
+/// `5·10⁻¹⁸`), and `2^k` built in the exponent bits.
 pub fn tanh_half(y: &[f64], out: &mut [f64]) {
-    use wide::f64x8;
-    let (one, two) = (f64x8::splat(1.0), f64x8::splat(2.0));
-    let f = |v: f64x8| one - two / (one + v.exp());
     let mut yc = y.chunks_exact(8);
     let mut oc = out.chunks_exact_mut(8);
     for (ys, os) in (&mut yc).zip(&mut oc) {
-        let mut a = [0.0f64; 8];
-        a.copy_from_slice(ys);
-        os.copy_from_slice(&f(f64x8::from(a)).to_array());
+        os.copy_from_slice(&tanh_half_x8(load_f64(ys)).to_array());
     }
     let (yr, or) = (yc.remainder(), oc.into_remainder());
     if !yr.is_empty() {
         let mut a = [0.0f64; 8];
         let n = yr.len().min(or.len());
         a[..n].copy_from_slice(&yr[..n]);
-        or[..n].copy_from_slice(&f(f64x8::from(a)).to_array()[..n]);
+        or[..n].copy_from_slice(&tanh_half_x8(wide::f64x8::from(a)).to_array()[..n]);
     }
+}
+
+#[inline(always)]
+fn tanh_half_x8(v: wide::f64x8) -> wide::f64x8 {
+    use wide::{f64x8, u64x8};
+    const SHIFTER: f64 = 6_755_399_441_055_744.0; // 1.5·2⁵²
+    const LN2_HI: f64 = 0.693_145_751_953_125;
+    const LN2_LO: f64 = 1.428_606_820_309_417_2e-6;
+    let c = f64x8::splat;
+    let x = -v.abs().fast_min(c(40.0));
+    // s = k + 1.5·2⁵² exactly, k = round(x·log₂e); its low bits hold 2⁵¹ + k.
+    let s = x.mul_add(c(core::f64::consts::LOG2_E), c(SHIFTER));
+    let k = s - c(SHIFTER);
+    let r = k.mul_neg_add(c(LN2_HI), x);
+    let r = k.mul_neg_add(c(LN2_LO), r);
+    let mut p = c(1.0 / 6_227_020_800.0);
+    for d in [
+        479_001_600.0,
+        39_916_800.0,
+        3_628_800.0,
+        362_880.0,
+        40_320.0,
+        5_040.0,
+        720.0,
+        120.0,
+        24.0,
+        6.0,
+        2.0,
+        1.0,
+        1.0,
+    ] {
+        p = p.mul_add(r, c(1.0 / d));
+    }
+    // 2^k: (2⁵¹ + k + 1023) shifted into the exponent field (the 2⁵¹ falls off the top).
+    let bits: u64x8 = cast(s);
+    let two_k: f64x8 = cast((bits + u64x8::splat(1023)) << 52u32);
+    let t = p * two_k;
+    let mag = (c(1.0) - t) / (c(1.0) + t);
+    let signed = mag | (v & c(-0.0));
+    v.is_nan().select(v, signed)
 }
 
 /// True when every value is finite (no NaN, no ±∞).
