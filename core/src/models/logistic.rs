@@ -204,8 +204,8 @@ impl<P: Prior> Model for LogisticSparse<'_, P> {
     fn add_log_prior_grad(&self, theta: &[f32], grad: &mut [f32]) {
         self.prior.add_grad(theta, grad);
     }
-    /// In chunks of sixteen rows, three passes: every row's margin (the rows' loads do
-    /// not depend on each other, so their cache misses overlap), the weights
+    /// In chunks of sixteen rows: every row's label and extent, a touch of every row's
+    /// first index (so the rows' cache misses overlap), every row's margin, the weights
     /// `yᵢ σ(−yᵢ βᵀxᵢ)` in one vector pass, then the scatter-adds.
     fn add_log_lik_grad(&self, theta: &[f32], batch: &[usize], grad: &mut [f32]) {
         for chunk in batch.chunks(ROWS) {
@@ -216,6 +216,15 @@ impl<P: Prior> Model for LogisticSparse<'_, P> {
                 // An index past the end gets y = 0 and an empty row: it adds nothing.
                 y[k] = self.y.get(i).copied().unwrap_or(0.0);
                 rows[k] = self.rows.row(i);
+            }
+            // Touch every row's first index before any gather: these loads do not depend
+            // on each other, so the rows' cache misses overlap instead of arriving one row
+            // at a time behind each dot product (`black_box` keeps the unused loads).
+            core::hint::black_box(
+                rows.iter()
+                    .fold(0u32, |t, r| t ^ r.first().map_or(0, |&j| j)),
+            );
+            for k in 0..chunk.len() {
                 z[k] = -y[k] * imp::sparse_dot(rows[k], theta);
             }
             let n = chunk.len();
