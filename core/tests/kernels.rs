@@ -116,6 +116,18 @@ proptest! {
         let mut pr = noise.clone();
         simd::langevin_propose(&t, &g, &mut ps, h, s);
         reference::langevin_propose(&t, &g, &mut pr, h, s);
+        let mut ks = noise.clone();
+        let mut kr = noise.clone();
+        let (sq_s, fin_s) = simd::langevin_propose_checked(&t, &g, &mut ks, h, s);
+        let (sq_r, fin_r) = reference::langevin_propose_checked(&t, &g, &mut kr, h, s);
+        prop_assert_eq!(&ks, &ps, "checked proposal = plain proposal");
+        prop_assert_eq!(&kr, &pr);
+        prop_assert_eq!(fin_s, ps.iter().all(|v| v.is_finite()));
+        prop_assert_eq!(fin_r, pr.iter().all(|v| v.is_finite()));
+        let sq: f64 = noise.iter().map(|&e| e as f64 * e as f64).sum();
+        let sq_tol = 2.0 * (n as f64 + 1.0) * U * sq + 1e-40;
+        prop_assert!((sq_s as f64 - sq).abs() <= sq_tol && (sq_r as f64 - sq).abs() <= sq_tol,
+            "noise norm²: {sq_s} / {sq_r} vs {sq}");
         let mut cs = t.clone();
         let mut cr = t.clone();
         simd::langevin_update_precond(&mut cs, &g, &noise, &m, h, s);
@@ -147,6 +159,11 @@ proptest! {
         for i in 0..n {
             prop_assert!(same_class(ts[i], tr[i]), "i {i}: {} vs {}", ts[i], tr[i]);
         }
+        let (mut ps, mut pr) = (noise.to_vec(), noise.to_vec());
+        let (_, fin_s) = simd::langevin_propose_checked(&t, &g, &mut ps, 0.5, 1.0);
+        let (_, fin_r) = reference::langevin_propose_checked(&t, &g, &mut pr, 0.5, 1.0);
+        prop_assert_eq!(fin_s, fin_r);
+        prop_assert_eq!(fin_s, ps.iter().all(|v| v.is_finite()));
     }
 
     #[test]

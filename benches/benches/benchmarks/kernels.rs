@@ -124,6 +124,33 @@ fn propose_and_check(c: &mut Criterion) {
                 reference::langevin_propose(&theta, &grad, black_box(&mut noise), 1e-9, 0.0)
             })
         });
+        let (mut ps, mut pr) = (noise.clone(), noise.clone());
+        let (sq_s, fin_s) = simd::langevin_propose_checked(&theta, &grad, &mut ps, 1e-9, 0.0);
+        let (sq_r, fin_r) = reference::langevin_propose_checked(&theta, &grad, &mut pr, 1e-9, 0.0);
+        assert!(
+            fin_s && fin_r && (sq_s - sq_r).abs() <= 1e-4 * sq_r,
+            "propose_checked sanity check"
+        );
+        g.bench_with_input(BenchmarkId::new("propose_checked_simd", n), &n, |bch, _| {
+            bch.iter(|| {
+                simd::langevin_propose_checked(&theta, &grad, black_box(&mut noise), 1e-9, 0.0)
+            })
+        });
+        g.bench_with_input(
+            BenchmarkId::new("propose_checked_scalar", n),
+            &n,
+            |bch, _| {
+                bch.iter(|| {
+                    reference::langevin_propose_checked(
+                        &theta,
+                        &grad,
+                        black_box(&mut noise),
+                        1e-9,
+                        0.0,
+                    )
+                })
+            },
+        );
         g.bench_with_input(BenchmarkId::new("all_finite_simd", n), &n, |bch, _| {
             bch.iter(|| simd::all_finite(black_box(&theta)))
         });

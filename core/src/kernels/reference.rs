@@ -55,6 +55,24 @@ pub fn langevin_propose(theta: &[f32], grad: &[f32], noise: &mut [f32], h: f32, 
     }
 }
 
+/// [`langevin_propose`] returning `Σ η²` of the noise read and whether every proposed
+/// value is finite.
+pub fn langevin_propose_checked(
+    theta: &[f32],
+    grad: &[f32],
+    noise: &mut [f32],
+    h: f32,
+    s: f32,
+) -> (f32, bool) {
+    let n = theta.len().min(grad.len()).min(noise.len());
+    let mut sq = 0.0f32;
+    for e in &noise[..n] {
+        sq += e * e;
+    }
+    langevin_propose(theta, grad, noise, h, s);
+    (sq, all_finite(&noise[..n]))
+}
+
 /// `θ ← θ + h·M·g + s·M^½·η` with diagonal `M` (eq. 9).
 pub fn langevin_update_precond(
     theta: &mut [f32],

@@ -151,6 +151,42 @@ pub fn langevin_propose(theta: &[f32], grad: &[f32], noise: &mut [f32], h: f32, 
     }
 }
 
+/// [`langevin_propose`] with its checks in the same pass: writes `η ← θ + h·g + s·η`
+/// and returns `Σ η²` over the noise it read and whether every proposed value is
+/// finite (what a sampler reports and checks before accepting the proposal).
+pub fn langevin_propose_checked(
+    theta: &[f32],
+    grad: &[f32],
+    noise: &mut [f32],
+    h: f32,
+    s: f32,
+) -> (f32, bool) {
+    let n = theta.len().min(grad.len()).min(noise.len());
+    let (theta, grad, noise) = (&theta[..n], &grad[..n], &mut noise[..n]);
+    let (vh, vs) = (f32x16::splat(h), f32x16::splat(s));
+    let (mut sq, mut bad) = (f32x16::ZERO, f32x16::ZERO);
+    let mut tc = theta.chunks_exact(LANES);
+    let mut gc = grad.chunks_exact(LANES);
+    let mut nc = noise.chunks_exact_mut(LANES);
+    for ((t, g), e) in (&mut tc).zip(&mut gc).zip(&mut nc) {
+        let ev = load(e);
+        sq = ev.mul_add(ev, sq);
+        let v = vs.mul_add(ev, vh.mul_add(load(g), load(t)));
+        bad += v * f32x16::ZERO;
+        store(v, e);
+    }
+    // The tail: four partial sums, so the norm is not a chain of dependent adds.
+    let (mut sq4, mut finite) = ([0.0f32; 4], true);
+    let tail = nc.into_remainder().iter_mut();
+    for (k, ((e, t), g)) in tail.zip(tc.remainder()).zip(gc.remainder()).enumerate() {
+        sq4[k % 4] += *e * *e;
+        *e = t + h * g + s * *e;
+        finite &= e.is_finite();
+    }
+    let norm_sq = sq.reduce_add() + ((sq4[0] + sq4[1]) + (sq4[2] + sq4[3]));
+    (norm_sq, finite && bad.reduce_add() == 0.0)
+}
+
 /// The preconditioned Langevin update in place, eq. 9 with a diagonal `M`:
 /// `θ ← θ + (ε/2)·M·g + √ε·M^½·η`, given `h = ε/2` and `s = √ε`.
 pub fn langevin_update_precond(

@@ -13,7 +13,7 @@ use rand_core::Rng;
 use super::common::{self, Options, Sampler, chain_state, common_options};
 use crate::error::{Error, check_finite};
 use crate::gradient::GradientEstimator;
-use crate::kernels::{all_finite, imp};
+use crate::kernels::imp;
 use crate::noise::fill_normal;
 
 /// What one step did.
@@ -275,9 +275,10 @@ impl Sgld {
         } else {
             noise.fill(0.0);
         }
-        info.noise_norm = scale * common::norm(noise);
-        imp::langevin_propose(theta, grad, noise, 0.5 * eps, scale);
-        if all_finite(noise) {
+        let (noise_sq, finite) =
+            imp::langevin_propose_checked(theta, grad, noise, 0.5 * eps, scale);
+        info.noise_norm = scale * libm::sqrtf(noise_sq);
+        if finite {
             theta.copy_from_slice(noise);
         } else {
             info.non_finite = true;
