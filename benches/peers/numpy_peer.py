@@ -92,10 +92,9 @@ def ica(args):
             a_ = n * eye - (n / b) * (np.tanh(yb / 2).T @ yb)
             c = w.T @ w
             dw = a_ @ w - lam * w @ c + (d + 1) * w
-            lv, u = np.linalg.eigh(c)
-            root = (u * np.sqrt(np.maximum(lv, 0))) @ u.T
+            # η·W: rows N(0, ε WᵀW), eq. 16's η·√(WᵀW) in distribution (as in Rust).
             eta = np.sqrt(eps) * rng.standard_normal((d, d))
-            w = w + 0.5 * eps * dw + eta @ root
+            w = w + 0.5 * eps * dw + eta @ w
 
     t = common.time_workload(run, args.seconds)
     return common.result("ica", "step", t, "amari_distance", [common.amari(w @ a)],

@@ -6,9 +6,11 @@
 //! Natural gradient (eq. 15), the data sum estimated from a mini-batch of n and scaled
 //! by N/n: `D_W = (N·I − (N/n) Σ tanh(yₙ/2) yₙᵀ) W − λ W WᵀW`, with `yₙ = W xₙ`.
 //!
-//! SGLD (eq. 16): `W ← W + ½ε D_W + η √(WᵀW)`, `ηᵢⱼ ~ N(0, ε)`, where
-//! `√(WᵀW) = U Λ^½ Uᵀ` from a symmetric eigendecomposition. The preconditioner is
-//! `M = δ ⊗ WᵀW`: each row of `W` moves with covariance `ε WᵀW`.
+//! SGLD (eq. 16): `W ← W + ½ε D_W + η √(WᵀW)`, `ηᵢⱼ ~ N(0, ε)`. The preconditioner is
+//! `M = δ ⊗ WᵀW`: each row of `W` moves with covariance `ε WᵀW`, and the noise is drawn
+//! as `η W`, which has exactly that distribution (any `R` with `RᵀR = WᵀW` does), so a
+//! step needs no square root or factorisation of `WᵀW`. Corrected Langevin's density
+//! takes `(WᵀW)⁻¹` and `det(WᵀW)` from a symmetric eigendecomposition.
 //!
 //! **Drift correction.** A position-dependent preconditioner needs the drift term
 //! `Γᵢⱼ = Σₖₗ ∂M_{ij,kl}/∂W_{kl}` for the Langevin dynamics to leave the posterior invariant
@@ -28,7 +30,7 @@ use rand_core::Rng;
 
 use crate::error::{Error, check_len};
 use crate::kernels::imp;
-use crate::linalg::{cholesky, sym_eigen};
+use crate::linalg::sym_eigen;
 use crate::noise::fill_normal;
 
 /// The ICA model over `N` data rows of `D` channels.
@@ -335,13 +337,10 @@ impl<'a> Ica<'a> {
         logdet
     }
 
-    /// Draws noise whose rows are independent `N(0, ε WᵀW)` into `out`: `η Lᵀ` with
-    /// `ηᵢⱼ ~ N(0, ε)` and `L` the Cholesky factor of `WᵀW` (`LLᵀ = WᵀW`). This is the
-    /// distribution of eq. 16's `η √(WᵀW)` — a row `ηᵢR` has covariance `ε RᵀR` for any
-    /// factor `R` of `WᵀW` — at a fraction of the cost of the symmetric root (a
-    /// triangular factorisation instead of an eigendecomposition). When `WᵀW` is not
-    /// positive definite in floating point (`W` numerically singular), the symmetric
-    /// root of its eigendecomposition (negative eigenvalues clamped to 0) is used.
+    /// Draws noise whose rows are independent `N(0, ε WᵀW)` into `out`: `η W` with
+    /// `ηᵢⱼ ~ N(0, ε)`. This is the distribution of eq. 16's `η √(WᵀW)`: a row `ηᵢR` has
+    /// covariance `ε RᵀR` for any `R` with `RᵀR = WᵀW`, and `W` itself is one, so no
+    /// factorisation of `WᵀW` is needed (and none can fail for a singular `W`).
     fn noise<R: Rng + ?Sized>(
         &self,
         w: &[f64],
@@ -351,20 +350,7 @@ impl<'a> Ica<'a> {
         scratch: &mut [f64],
     ) {
         let d = self.d;
-        let (r, rest) = scratch.split_at_mut(d * d);
-        let (eta, rest) = rest.split_at_mut(d * d);
-        gram(w, r, d);
-        let lower = cholesky(r, d).is_ok();
-        if lower {
-            // Lᵀ in place of L, so the product below is η·Lᵀ.
-            for i in 0..d {
-                for j in 0..i {
-                    r.swap(i * d + j, j * d + i);
-                }
-            }
-        } else {
-            self.sqrt_gram(w, r, None, rest);
-        }
+        let eta = &mut scratch[..d * d];
         // One fill for D ≤ 16 (a short fill is bound by latency, so fewer is faster).
         let mut z = [0.0f32; 256];
         let se = libm::sqrt(eps);
@@ -375,7 +361,7 @@ impl<'a> Ica<'a> {
                 *e = se * v as f64;
             }
         }
-        matmul(eta, r, out, d);
+        matmul(eta, w, out, d);
     }
 
     /// One SGLD step of eq. 16 on a mini-batch: `W ← W + ½ε (D_W + Γ) + η √(WᵀW)`, with
