@@ -240,45 +240,48 @@ impl<'a> Ica<'a> {
     ) {
         let d = self.d;
         let (a, rest) = scratch.split_at_mut(d * d);
-        // The rows of a chunk transposed (channel-major), so every pass below runs
-        // along the rows: xt[k][m] = x_{n_m,k}, yt = W·xt, tt = tanh(yt/2).
+        // The rows of a chunk of `s` rows transposed (channel-major, stride `s`), so
+        // every pass below runs along the rows and covers the whole chunk in one call:
+        // xt[k·s + j] = x_{n_j,k}, yt = W·xt, tt = tanh(yt/2).
         let (xt, rest) = rest.split_at_mut(d * CHUNK_ROWS);
         let (yt, rest) = rest.split_at_mut(d * CHUNK_ROWS);
         let tt = &mut rest[..d * CHUNK_ROWS];
         // A = N·I − (N/n) Σ tanh(y/2) yᵀ
         a.fill(0.0);
         let mut rows = rows;
-        loop {
+        let mut remaining = count;
+        while remaining > 0 {
+            let s = remaining.min(CHUNK_ROWS);
+            remaining -= s;
+            let (xt, yt, tt) = (&mut xt[..d * s], &mut yt[..d * s], &mut tt[..d * s]);
+            // m rows of the s planned: a row past the end of the data is skipped.
             let mut m = 0;
-            while m < CHUNK_ROWS {
-                let Some(n) = rows.next() else { break };
+            for n in rows.by_ref().take(s) {
                 let Some(row) = self.x.get(n * d..(n + 1) * d) else {
                     continue;
                 };
                 for (k, &v) in row.iter().enumerate() {
-                    xt[k * CHUNK_ROWS + m] = v as f64;
+                    xt[k * s + m] = v as f64;
                 }
                 m += 1;
             }
             if m == 0 {
-                break;
+                continue;
             }
-            // Channel i's values for the m rows of this chunk.
-            let lane = |i: usize| i * CHUNK_ROWS..i * CHUNK_ROWS + m;
+            for k in 0..d {
+                // Skipped rows leave zeros (y = 0, tanh 0: they add nothing).
+                xt[k * s + m..(k + 1) * s].fill(0.0);
+            }
             for (i, wr) in w.chunks_exact(d).enumerate() {
-                let yi = &mut yt[lane(i)];
-                imp::combine_rows_f64(wr, xt, CHUNK_ROWS, yi);
-                imp::tanh_half(yi, &mut tt[lane(i)]);
+                imp::combine_rows_f64(wr, xt, s, &mut yt[i * s..(i + 1) * s]);
             }
+            imp::tanh_half(yt, tt);
             let mut sums = [0.0f64; MAX_DIM];
             for (i, ar) in a.chunks_exact_mut(d).enumerate() {
-                imp::dots_f64(&tt[lane(i)], yt, CHUNK_ROWS, &mut sums[..d]);
+                imp::dots_f64(&tt[i * s..i * s + m], yt, s, &mut sums[..d]);
                 for (aij, s) in ar.iter_mut().zip(&sums) {
                     *aij -= s;
                 }
-            }
-            if m < CHUNK_ROWS {
-                break;
             }
         }
         let nn = self.len() as f64;
