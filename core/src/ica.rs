@@ -57,13 +57,10 @@ const MAX_DIM: usize = 64;
 /// Batch rows per chunk of the gradient's data sum.
 const CHUNK_ROWS: usize = 128;
 
-/// `out = a · b` for `d × d` matrices, row by row as `out[i,:] = Σₖ a[i,k]·b[k,:]` (one
-/// fused kernel call a row: `d` is only known at run time, and a plain loop over rows
-/// this short would not be vectorised).
+/// `out = a · b` for `d × d` matrices (the register-blocked kernel: `d` is only known at
+/// run time, and a plain loop over rows this short would not be vectorised).
 fn matmul(a: &[f64], b: &[f64], out: &mut [f64], d: usize) {
-    for (o, ar) in out.chunks_exact_mut(d).zip(a.chunks_exact(d)) {
-        imp::combine_rows_f64(ar, b, d, o);
-    }
+    imp::gemm_f64(a, b, out, d, d, d);
 }
 
 /// `out = aᵀ · a`, row by row as `out[i,:] = Σₖ a[k,i]·a[k,:]`.
@@ -272,9 +269,7 @@ impl<'a> Ica<'a> {
                 // Skipped rows leave zeros (y = 0, tanh 0: they add nothing).
                 xt[k * s + m..(k + 1) * s].fill(0.0);
             }
-            for (i, wr) in w.chunks_exact(d).enumerate() {
-                imp::combine_rows_f64(wr, xt, s, &mut yt[i * s..(i + 1) * s]);
-            }
+            imp::gemm_f64(w, xt, yt, d, d, s);
             imp::tanh_half(yt, tt);
             let mut sums = [0.0f64; MAX_DIM];
             for (i, ar) in a.chunks_exact_mut(d).enumerate() {
@@ -292,13 +287,18 @@ impl<'a> Ica<'a> {
         for i in 0..d {
             a[i * d + i] += nn;
         }
-        // out = A W − λ W (WᵀW) = (A − λ W Wᵀ) W: one product of d × d matrices.
-        let mut sums = [0.0f64; MAX_DIM];
-        for (ar, wr) in a.chunks_exact_mut(d).zip(w.chunks_exact(d)) {
-            imp::dots_f64(wr, w, d, &mut sums[..d]);
-            for (aij, s) in ar.iter_mut().zip(&sums) {
-                *aij -= self.lambda * s;
+        // out = A W − λ W (WᵀW) = (A − λ W Wᵀ) W: W Wᵀ as W times its transpose (in the
+        // chunk buffer, free now), then one product.
+        let wt = &mut xt[..d * d];
+        for (i, wr) in w.chunks_exact(d).enumerate() {
+            for (k, &v) in wr.iter().enumerate() {
+                wt[k * d + i] = v;
             }
+        }
+        let wwt = &mut yt[..d * d];
+        imp::gemm_f64(w, wt, wwt, d, d, d);
+        for (aij, v) in a.iter_mut().zip(wwt.iter()) {
+            *aij -= self.lambda * v;
         }
         matmul(a, w, out, d);
     }

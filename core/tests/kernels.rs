@@ -278,6 +278,39 @@ proptest! {
     }
 
     #[test]
+    fn gemm_matches_twin(
+        (rows, inner, cols) in (0usize..11, 0usize..12, 0usize..40),
+        (short_a, short_b, short_out) in (0usize..3, 0usize..3, 0usize..3),
+        seed in any::<u64>(),
+    ) {
+        // Operands sometimes a few floats short: the rows (or the whole product) that
+        // do not fit must be left alone by both.
+        let mut g = sgld::noise::default_rng(seed);
+        let mut draw = |n: usize| {
+            let mut z = vec![0.0f32; n];
+            sgld::noise::fill_normal(&mut g, &mut z);
+            z.into_iter().map(f64::from).collect::<Vec<f64>>()
+        };
+        let a = draw((rows * inner).saturating_sub(short_a));
+        let b = draw((inner * cols).saturating_sub(short_b));
+        let n_out = (rows * cols).saturating_sub(short_out);
+        let (mut s, mut r) = (vec![f64::NAN; n_out], vec![f64::NAN; n_out]);
+        simd::gemm_f64(&a, &b, &mut s, rows, inner, cols);
+        reference::gemm_f64(&a, &b, &mut r, rows, inner, cols);
+        let u = f64::EPSILON / 2.0;
+        for (k, (x, y)) in s.iter().zip(&r).enumerate() {
+            if y.is_nan() {
+                prop_assert!(x.is_nan(), "out[{k}] written by SIMD only: {x}");
+                continue;
+            }
+            let (i, j) = (k / cols, k % cols);
+            let abs: f64 = (0..inner).map(|q| (a[i * inner + q] * b[q * cols + j]).abs()).sum();
+            let tol = 2.0 * (inner + 1) as f64 * u * abs;
+            prop_assert!((x - y).abs() <= tol, "out[{i}][{j}]: {x} vs {y}");
+        }
+    }
+
+    #[test]
     fn tanh_half_matches_twin(y in prop::collection::vec(prop_oneof![
         8 => -40.0f64..40.0,
         2 => -1e-6f64..1e-6,

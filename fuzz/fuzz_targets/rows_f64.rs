@@ -1,7 +1,7 @@
-//! `simd::combine_rows_f64` and `simd::dots_f64` (the ICA gradient's chunk passes): never
-//! panic for any coefficients, matrix, stride and output length; agree with their scalar
-//! twins within γₖ of the terms where the input is moderate; skip (combine) or zero
-//! (dots) the rows that do not fit.
+//! `simd::combine_rows_f64`, `simd::dots_f64` and `simd::gemm_f64` (the ICA gradient's
+//! matrix kernels): never panic for any operands, strides and shapes; agree with their
+//! scalar twins within γₖ of the terms where the input is moderate; skip (combine, gemm)
+//! or zero (dots) the rows that do not fit.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -29,6 +29,27 @@ fuzz_target!(|input: (Vec<f64>, Vec<f64>, u8, u8)| {
                 s[m],
                 r[m]
             );
+        }
+    }
+
+    // gemm: shapes from the stride and length bytes; `out` may be short by a few.
+    let (gr, gi, gc) = (stride % 11, len % 13, (stride / 11 + len / 13) % 40);
+    let n_out = (gr * gc).saturating_sub(coef.len() % 3);
+    let (mut s, mut r) = (vec![f64::NAN; n_out], vec![f64::NAN; n_out]);
+    simd::gemm_f64(&coef, &rows, &mut s, gr, gi, gc);
+    reference::gemm_f64(&coef, &rows, &mut r, gr, gi, gc);
+    if moderate(&coef) && moderate(&rows) {
+        for (k, (x, y)) in s.iter().zip(&r).enumerate() {
+            if y.is_nan() {
+                assert!(x.is_nan(), "gemm out[{k}] written by SIMD only");
+                continue;
+            }
+            let (i, j) = (k / gc, k % gc);
+            let abs: f64 = (0..gi)
+                .map(|q| (coef[i * gi + q] * rows[q * gc + j]).abs())
+                .sum();
+            let tol = 2.0 * (gi + 1) as f64 * u * abs;
+            assert!((x - y).abs() <= tol, "gemm {i},{j}: {x} vs {y}");
         }
     }
 

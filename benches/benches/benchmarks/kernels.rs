@@ -217,8 +217,9 @@ fn f64_kernels(c: &mut Criterion) {
     g.finish();
 }
 
-/// The ICA chunk passes: ten rows (D = 10) of each length, combined (`y = W·x`) and
-/// dotted with one vector (`Σ tanh(y/2)·yᵀ`); throughput counts multiply-adds.
+/// The ICA chunk passes: ten rows (D = 10) of each length, combined with ten
+/// coefficients, multiplied by a 10 × 10 matrix (`y = W·x`), and dotted with one vector
+/// (`Σ tanh(y/2)·yᵀ`); throughput counts the rows' elements.
 fn row_kernels(c: &mut Criterion) {
     const ROWS: usize = 10;
     let mut g = c.benchmark_group("rows_f64");
@@ -248,6 +249,42 @@ fn row_kernels(c: &mut Criterion) {
         g.bench_with_input(BenchmarkId::new("combine_scalar", n), &n, |bch, _| {
             bch.iter(|| {
                 reference::combine_rows_f64(black_box(&coef), black_box(&m), n, black_box(&mut y))
+            })
+        });
+        // The same ten-row products as one blocked matrix product: W (10 × 10) times the
+        // ten rows.
+        let w10: Vec<f64> = data(ROWS * ROWS, 16).iter().map(|&v| v as f64).collect();
+        let (mut gs, mut gr) = (vec![0.0f64; ROWS * n], vec![0.0f64; ROWS * n]);
+        simd::gemm_f64(&w10, &m, &mut gs, ROWS, ROWS, n);
+        reference::gemm_f64(&w10, &m, &mut gr, ROWS, ROWS, n);
+        assert!(
+            gs.iter()
+                .zip(&gr)
+                .all(|(s, r)| (s - r).abs() <= 1e-9 * (1.0 + r.abs())),
+            "gemm_f64 sanity check"
+        );
+        g.bench_with_input(BenchmarkId::new("gemm_simd", n), &n, |bch, _| {
+            bch.iter(|| {
+                simd::gemm_f64(
+                    black_box(&w10),
+                    black_box(&m),
+                    black_box(&mut gs),
+                    ROWS,
+                    ROWS,
+                    n,
+                )
+            })
+        });
+        g.bench_with_input(BenchmarkId::new("gemm_scalar", n), &n, |bch, _| {
+            bch.iter(|| {
+                reference::gemm_f64(
+                    black_box(&w10),
+                    black_box(&m),
+                    black_box(&mut gs),
+                    ROWS,
+                    ROWS,
+                    n,
+                )
             })
         });
         g.bench_with_input(BenchmarkId::new("dots_simd", n), &n, |bch, _| {

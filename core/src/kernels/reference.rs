@@ -158,3 +158,24 @@ pub fn dots_f64(a: &[f64], rows: &[f64], stride: usize, out: &mut [f64]) {
         };
     }
 }
+
+/// `out = a · b` for row-major `a` (`rows × inner`), `b` (`inner × cols`), `out`
+/// (`rows × cols`); rows of `a` or `out` that do not fit are skipped, and nothing is
+/// written when `b` is shorter than `inner × cols`.
+pub fn gemm_f64(a: &[f64], b: &[f64], out: &mut [f64], rows: usize, inner: usize, cols: usize) {
+    let fit_a = a.len().checked_div(inner).unwrap_or(usize::MAX);
+    let fit_out = out.len().checked_div(cols).unwrap_or(usize::MAX);
+    let rows = rows.min(fit_a).min(fit_out);
+    if cols == 0 || rows == 0 || inner.checked_mul(cols).is_none_or(|n| n > b.len()) {
+        return;
+    }
+    for i in 0..rows {
+        for j in 0..cols {
+            let mut s = 0.0f64;
+            for k in 0..inner {
+                s += a[i * inner + k] * b[k * cols + j];
+            }
+            out[i * cols + j] = s;
+        }
+    }
+}

@@ -299,12 +299,109 @@ pub fn combine_rows_f64(coef: &[f64], rows: &[f64], stride: usize, out: &mut [f6
         o.copy_from_slice(&acc.to_array());
         start += 8;
     }
-    for (m, o) in oc.into_remainder().iter_mut().enumerate() {
-        let mut s = 0.0f64;
+    let tail = oc.into_remainder();
+    if tail.is_empty() {
+        return;
+    }
+    if len >= 8 {
+        // The last eight outputs as one vector: the ones already written are computed
+        // again by the same chain of fused multiply-adds, so they do not change.
+        let w = len - 8;
+        let mut acc = f64x8::ZERO;
         for (k, &c) in coef.iter().enumerate() {
-            s += c * rows[k * stride + start + m];
+            acc = f64x8::splat(c).mul_add(load_f64(&rows[k * stride + w..][..8]), acc);
         }
-        *o = s;
+        out[w..].copy_from_slice(&acc.to_array());
+    } else {
+        for (m, o) in tail.iter_mut().enumerate() {
+            let mut s = 0.0f64;
+            for (k, &c) in coef.iter().enumerate() {
+                s += c * rows[k * stride + start + m];
+            }
+            *o = s;
+        }
+    }
+}
+
+/// `out = a · b` for row-major `a` (`rows × inner`), `b` (`inner × cols`) and `out`
+/// (`rows × cols`); products whose operands do not fit in `a`, `b` or `out` are skipped
+/// (the whole row or column is then left alone).
+///
+/// Blocked for registers: four rows of `out` by sixteen columns at a time, so each
+/// vector of `b` loaded serves four fused multiply-adds and each element of `a` eight
+/// lanes (a plain row-times-matrix loop is bound by its loads instead). Ragged edges:
+/// single rows, eight-column blocks, and a last block of the final eight columns
+/// (recomputing a few outputs by the same chain of operations, so they do not change).
+pub fn gemm_f64(a: &[f64], b: &[f64], out: &mut [f64], rows: usize, inner: usize, cols: usize) {
+    use wide::f64x8;
+    // Rows of `a` and `out` that fit, and whether `b` holds inner × cols.
+    let fit_a = a.len().checked_div(inner).unwrap_or(usize::MAX);
+    let fit_out = out.len().checked_div(cols).unwrap_or(usize::MAX);
+    let rows = rows.min(fit_a).min(fit_out);
+    if cols == 0 || rows == 0 || inner.checked_mul(cols).is_none_or(|n| n > b.len()) {
+        return;
+    }
+    let b = &b[..inner * cols];
+    // Column blocks: (first column, width 16 or 8); the last may overlap its neighbour.
+    let block_at = |c: usize| -> Option<(usize, usize)> {
+        if c + 16 <= cols {
+            Some((c, 16))
+        } else if c + 8 <= cols {
+            Some((c, 8))
+        } else if c < cols && cols >= 8 {
+            Some((cols - 8, 8))
+        } else {
+            None
+        }
+    };
+    let mut i = 0;
+    while i < rows {
+        let rb = if i + 4 <= rows { 4 } else { 1 };
+        let ar: [&[f64]; 4] = core::array::from_fn(|r| {
+            let row = (i + r.min(rb - 1)) * inner;
+            &a[row..row + inner]
+        });
+        let mut c = 0;
+        while let Some((c0, width)) = block_at(c) {
+            let mut acc = [[f64x8::ZERO; 2]; 4];
+            if width == 16 {
+                for (k, bk) in b.chunks_exact(cols).enumerate() {
+                    let (lo, hi) = (load_f64(&bk[c0..c0 + 8]), load_f64(&bk[c0 + 8..c0 + 16]));
+                    for (acc, ar) in acc.iter_mut().zip(&ar).take(rb) {
+                        let v = f64x8::splat(ar[k]);
+                        acc[0] = v.mul_add(lo, acc[0]);
+                        acc[1] = v.mul_add(hi, acc[1]);
+                    }
+                }
+            } else {
+                for (k, bk) in b.chunks_exact(cols).enumerate() {
+                    let lo = load_f64(&bk[c0..c0 + 8]);
+                    for (acc, ar) in acc.iter_mut().zip(&ar).take(rb) {
+                        acc[0] = f64x8::splat(ar[k]).mul_add(lo, acc[0]);
+                    }
+                }
+            }
+            for (r, acc) in acc.iter().enumerate().take(rb) {
+                let o = &mut out[(i + r) * cols + c0..][..width];
+                o[..8].copy_from_slice(&acc[0].to_array());
+                if width == 16 {
+                    o[8..].copy_from_slice(&acc[1].to_array());
+                }
+            }
+            c = c0 + width;
+        }
+        if cols < 8 {
+            for r in 0..rb {
+                for j in 0..cols {
+                    let mut s = 0.0f64;
+                    for (k, &x) in ar[r].iter().enumerate() {
+                        s += x * b[k * cols + j];
+                    }
+                    out[(i + r) * cols + j] = s;
+                }
+            }
+        }
+        i += rb;
     }
 }
 
@@ -320,6 +417,14 @@ pub fn dots_f64(a: &[f64], rows: &[f64], stride: usize, out: &mut [f64]) {
     let (out, unfit) = out.split_at_mut(fit);
     unfit.fill(0.0);
     let body = n - n % 8;
+    // With n ≥ 8, a ragged tail is one more vector: the last eight elements, with the
+    // lanes the body already counted masked off (the product is masked, so an ∞ there
+    // cannot make NaN).
+    let tail = (!n.is_multiple_of(8) && n >= 8).then(|| {
+        let lane = wide::i64x8::new([0, 1, 2, 3, 4, 5, 6, 7]);
+        let mask: f64x8 = cast(lane.simd_gt(wide::i64x8::splat(7 - (n % 8) as i64)));
+        (n - 8, mask)
+    });
     let mut groups = out.chunks_exact_mut(4);
     let mut j0 = 0;
     for o in &mut groups {
@@ -331,10 +436,18 @@ pub fn dots_f64(a: &[f64], rows: &[f64], stride: usize, out: &mut [f64]) {
                 *acc = av.mul_add(load_f64(&r[m..m + 8]), *acc);
             }
         }
+        if let Some((w, mask)) = tail {
+            let av = load_f64(&a[w..]);
+            for (acc, r) in acc.iter_mut().zip(&r) {
+                *acc += (av * load_f64(&r[w..])) & mask;
+            }
+        }
         for ((o, acc), r) in o.iter_mut().zip(acc).zip(&r) {
             let mut s = acc.reduce_add();
-            for m in body..n {
-                s += a[m] * r[m];
+            if tail.is_none() {
+                for m in body..n {
+                    s += a[m] * r[m];
+                }
             }
             *o = s;
         }
