@@ -227,10 +227,11 @@ impl<P: Prior> Model for LogisticSparse<'_, P> {
             for k in 0..chunk.len() {
                 z[k] = -y[k] * imp::sparse_dot(rows[k], theta);
             }
-            let n = chunk.len();
+            // All sixteen lanes (the unused ones hold σ(0)): one whole vector, no ragged
+            // copy in and out.
             let mut c = [0.0f32; ROWS];
-            imp::sigmoid(&z[..n], &mut c[..n]);
-            for k in 0..n {
+            imp::sigmoid(&z, &mut c);
+            for k in 0..chunk.len() {
                 imp::sparse_axpy(y[k] * c[k], rows[k], grad);
             }
         }
