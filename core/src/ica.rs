@@ -63,14 +63,12 @@ fn matmul(a: &[f64], b: &[f64], out: &mut [f64], d: usize) {
     imp::gemm_f64(a, b, out, d, d, d);
 }
 
-/// `out = aᵀ · a`, row by row as `out[i,:] = Σₖ a[k,i]·a[k,:]`.
-fn gram(a: &[f64], out: &mut [f64], d: usize) {
-    let mut col = [0.0f64; MAX_DIM];
-    for (i, o) in out.chunks_exact_mut(d).enumerate() {
-        for (c, ak) in col.iter_mut().zip(a.chunks_exact(d)) {
-            *c = ak[i];
+/// `out = aᵀ` for a `d × d` matrix.
+fn transpose(a: &[f64], out: &mut [f64], d: usize) {
+    for (i, ar) in a.chunks_exact(d).enumerate() {
+        for (k, &v) in ar.iter().enumerate() {
+            out[k * d + i] = v;
         }
-        imp::combine_rows_f64(&col[..d], a, d, o);
     }
 }
 
@@ -288,13 +286,9 @@ impl<'a> Ica<'a> {
             a[i * d + i] += nn;
         }
         // out = A W − λ W (WᵀW) = (A − λ W Wᵀ) W: W Wᵀ as W times its transpose (in the
-        // chunk buffer, free now), then one product.
+        // chunk buffers, free now), then one product.
         let wt = &mut xt[..d * d];
-        for (i, wr) in w.chunks_exact(d).enumerate() {
-            for (k, &v) in wr.iter().enumerate() {
-                wt[k * d + i] = v;
-            }
-        }
+        transpose(w, wt, d);
         let wwt = &mut yt[..d * d];
         imp::gemm_f64(w, wt, wwt, d, d, d);
         for (aij, v) in a.iter_mut().zip(wwt.iter()) {
@@ -303,37 +297,46 @@ impl<'a> Ica<'a> {
         matmul(a, w, out, d);
     }
 
-    /// `√(WᵀW)` into `out`, and optionally `(WᵀW)⁻¹` into `inv`, with
-    /// `log det(WᵀW)` returned (uses the first `3d²` scratch words).
-    fn sqrt_gram(
+    /// From the eigendecomposition of `WᵀW`: `√(WᵀW)` into `root` and `(WᵀW)⁻¹` into
+    /// `inv` (each when given), and `log det(WᵀW)` returned (uses the first `3d²`
+    /// scratch words).
+    fn gram_eigen(
         &self,
         w: &[f64],
-        out: &mut [f64],
+        mut root: Option<&mut [f64]>,
         mut inv: Option<&mut [f64]>,
         scratch: &mut [f64],
     ) -> f64 {
         let d = self.d;
         let (c, rest) = scratch.split_at_mut(d * d);
-        let u = &mut rest[..d * d];
-        gram(w, c, d);
+        let (u, rest) = rest.split_at_mut(d * d);
+        let wt = &mut rest[..d * d];
+        transpose(w, wt, d);
+        imp::gemm_f64(wt, w, c, d, d, d);
         // Cannot fail: lengths are d² and W (hence WᵀW) is finite.
         let _ = sym_eigen(c, d, Some(u));
         let mut logdet = 0.0;
         for k in 0..d {
             logdet += libm::log(c[k * d + k]);
         }
+        // The eigenvalues (negative rounding clamped to 0) and their square roots.
+        let (mut lam, mut sq) = ([0.0f64; MAX_DIM], [0.0f64; MAX_DIM]);
+        for k in 0..d {
+            lam[k] = c[k * d + k].max(0.0);
+            sq[k] = libm::sqrt(lam[k]);
+        }
         for i in 0..d {
             for j in 0..d {
-                let mut s = 0.0;
-                let mut si = 0.0;
-                for k in 0..d {
-                    let l = c[k * d + k].max(0.0);
-                    s += u[i * d + k] * libm::sqrt(l) * u[j * d + k];
-                    si += u[i * d + k] * u[j * d + k] / l;
+                let (ui, uj) = (&u[i * d..(i + 1) * d], &u[j * d..(j + 1) * d]);
+                if let Some(root) = root.as_deref_mut() {
+                    root[i * d + j] = (0..d)
+                        .map(|k| ui[k] * sq[k] * uj[k])
+                        .fold(0.0, |s, v| s + v);
                 }
-                out[i * d + j] = s;
                 if let Some(inv) = inv.as_deref_mut() {
-                    inv[i * d + j] = si;
+                    inv[i * d + j] = (0..d)
+                        .map(|k| ui[k] * uj[k] / lam[k])
+                        .fold(0.0, |s, v| s + v);
                 }
             }
         }
@@ -463,8 +466,7 @@ impl<'a> Ica<'a> {
             (meta[0], meta[1])
         } else {
             self.full_gradient(w, dw, rest);
-            let (r, rest2) = rest.split_at_mut(dd);
-            let logdet = self.sqrt_gram(w, r, Some(inv), rest2);
+            let logdet = self.gram_eigen(w, None, Some(inv), rest);
             (logdet, self.log_density_unchecked(w, rest))
         };
         self.noise(w, eps, rng, proposal, rest);
@@ -493,8 +495,7 @@ impl<'a> Ica<'a> {
             });
         }
         self.full_gradient(proposal, dws, rest);
-        let (r, rest2) = rest.split_at_mut(dd);
-        let logdet_s = self.sqrt_gram(proposal, r, Some(invs), rest2);
+        let logdet_s = self.gram_eigen(proposal, None, Some(invs), rest);
         let lps = self.log_density_unchecked(proposal, rest);
         let log_ratio = lps - lp + self.log_q(proposal, w, dws, invs, logdet_s, eps)
             - self.log_q(w, proposal, dw, inv, logdet, eps);
@@ -535,7 +536,7 @@ impl<'a> Ica<'a> {
         let (inv, rest) = rest.split_at_mut(dd);
         let (wit, rest) = rest.split_at_mut(dd);
         let (g, rest) = rest.split_at_mut(dd);
-        self.sqrt_gram(w, r, Some(inv), rest);
+        self.gram_eigen(w, Some(r), Some(inv), rest);
         // W⁻ᵀ = W (WᵀW)⁻¹
         matmul(w, inv, wit, d);
         let nn = self.len() as f64;

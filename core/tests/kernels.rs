@@ -234,13 +234,12 @@ proptest! {
     }
 
     #[test]
-    fn row_combinations_and_multi_dots_match_twin(
+    fn multi_dots_match_twin(
         (k, len, stride, slack) in (0usize..12, 0usize..40, 0usize..48, 0usize..3),
         seed in any::<u64>(),
     ) {
         // A k-row matrix (rows `stride` apart, the last one `slack` floats short of
-        // fitting when slack > 0): coefficients or outputs past the fitting rows must be
-        // skipped or zero in both.
+        // fitting when slack > 0): outputs past the fitting rows must be zero in both.
         let need = if k == 0 { 0 } else { (k - 1) * stride + len };
         let total = need.saturating_sub(slack);
         let mut g = sgld::noise::default_rng(seed);
@@ -249,17 +248,9 @@ proptest! {
             sgld::noise::fill_normal(&mut g, &mut z);
             z.into_iter().map(f64::from).collect::<Vec<f64>>()
         };
-        let (rows, coef, a) = (draw(total), draw(k), draw(len));
+        let (rows, a) = (draw(total), draw(len));
         let u = f64::EPSILON / 2.0;
-        let (mut s, mut r) = (vec![f64::NAN; len], vec![f64::NAN; len]);
-        simd::combine_rows_f64(&coef, &rows, stride, &mut s);
-        reference::combine_rows_f64(&coef, &rows, stride, &mut r);
-        let fit = reference::rows_that_fit(rows.len(), stride, len).min(k);
-        for m in 0..len {
-            let abs: f64 = (0..fit).map(|q| (coef[q] * rows[q * stride + m]).abs()).sum();
-            let tol = 2.0 * (k + 1) as f64 * u * abs;
-            prop_assert!((s[m] - r[m]).abs() <= tol, "combine m = {m}: {} vs {}", s[m], r[m]);
-        }
+        let fit = reference::rows_that_fit(rows.len(), stride, len);
         let (mut s, mut r) = (vec![f64::NAN; k], vec![f64::NAN; k]);
         simd::dots_f64(&a, &rows, stride, &mut s);
         reference::dots_f64(&a, &rows, stride, &mut r);

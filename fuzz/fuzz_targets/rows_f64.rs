@@ -1,7 +1,7 @@
-//! `simd::combine_rows_f64`, `simd::dots_f64` and `simd::gemm_f64` (the ICA gradient's
-//! matrix kernels): never panic for any operands, strides and shapes; agree with their
-//! scalar twins within γₖ of the terms where the input is moderate; skip (combine, gemm)
-//! or zero (dots) the rows that do not fit.
+//! `simd::dots_f64` and `simd::gemm_f64` (the ICA gradient's matrix kernels): never
+//! panic for any operands, strides and shapes; agree with their scalar twins within γₖ
+//! of the terms where the input is moderate; skip (gemm) or zero (dots) the rows that do
+//! not fit.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -14,23 +14,6 @@ fuzz_target!(|input: (Vec<f64>, Vec<f64>, u8, u8)| {
     let fit = reference::rows_that_fit(rows.len(), stride, len);
     let moderate = |v: &[f64]| v.iter().all(|x| x.is_finite() && x.abs() < 1e100);
     let u = f64::EPSILON / 2.0;
-
-    let (mut s, mut r) = (vec![0.0; len], vec![0.0; len]);
-    simd::combine_rows_f64(&coef, &rows, stride, &mut s);
-    reference::combine_rows_f64(&coef, &rows, stride, &mut r);
-    let k = coef.len().min(fit);
-    if moderate(&coef) && moderate(&rows) {
-        for m in 0..len {
-            let abs: f64 = (0..k).map(|q| (coef[q] * rows[q * stride + m]).abs()).sum();
-            let tol = 2.0 * (k + 1) as f64 * u * abs;
-            assert!(
-                (s[m] - r[m]).abs() <= tol,
-                "combine m = {m}: {} vs {}",
-                s[m],
-                r[m]
-            );
-        }
-    }
 
     // gemm: shapes from the stride and length bytes; `out` may be short by a few.
     let (gr, gi, gc) = (stride % 11, len % 13, (stride / 11 + len / 13) % 40);

@@ -217,42 +217,26 @@ fn f64_kernels(c: &mut Criterion) {
     g.finish();
 }
 
-/// The ICA chunk passes: ten rows (D = 10) of each length, combined with ten
-/// coefficients, multiplied by a 10 × 10 matrix (`y = W·x`), and dotted with one vector
-/// (`Σ tanh(y/2)·yᵀ`); throughput counts the rows' elements.
+/// The ICA chunk passes: ten rows (D = 10) of each length multiplied by a 10 × 10
+/// matrix (`y = W·x`) and dotted with one vector (`Σ tanh(y/2)·yᵀ`); throughput counts
+/// the rows' elements.
 fn row_kernels(c: &mut Criterion) {
     const ROWS: usize = 10;
     let mut g = c.benchmark_group("rows_f64");
     for n in LENGTHS {
         let m: Vec<f64> = data(ROWS * n, 13).iter().map(|&v| v as f64).collect();
         let a: Vec<f64> = data(n, 14).iter().map(|&v| v as f64).collect();
-        let coef: Vec<f64> = data(ROWS, 15).iter().map(|&v| v as f64).collect();
-        let (mut y, mut yr) = (vec![0.0f64; n], vec![0.0f64; n]);
-        simd::combine_rows_f64(&coef, &m, n, &mut y);
-        reference::combine_rows_f64(&coef, &m, n, &mut yr);
         let (mut d, mut dr) = ([0.0f64; ROWS], [0.0f64; ROWS]);
         simd::dots_f64(&a, &m, n, &mut d);
         reference::dots_f64(&a, &m, n, &mut dr);
         assert!(
-            y.iter()
-                .zip(&yr)
-                .chain(d.iter().zip(&dr))
+            d.iter()
+                .zip(&dr)
                 .all(|(s, r)| (s - r).abs() <= 1e-9 * (1.0 + r.abs())),
-            "rows_f64 sanity check"
+            "dots_f64 sanity check"
         );
         g.throughput(Throughput::Elements((ROWS * n) as u64));
-        g.bench_with_input(BenchmarkId::new("combine_simd", n), &n, |bch, _| {
-            bch.iter(|| {
-                simd::combine_rows_f64(black_box(&coef), black_box(&m), n, black_box(&mut y))
-            })
-        });
-        g.bench_with_input(BenchmarkId::new("combine_scalar", n), &n, |bch, _| {
-            bch.iter(|| {
-                reference::combine_rows_f64(black_box(&coef), black_box(&m), n, black_box(&mut y))
-            })
-        });
-        // The same ten-row products as one blocked matrix product: W (10 × 10) times the
-        // ten rows.
+        // y = W·x: W (10 × 10) times the ten rows.
         let w10: Vec<f64> = data(ROWS * ROWS, 16).iter().map(|&v| v as f64).collect();
         let (mut gs, mut gr) = (vec![0.0f64; ROWS * n], vec![0.0f64; ROWS * n]);
         simd::gemm_f64(&w10, &m, &mut gs, ROWS, ROWS, n);

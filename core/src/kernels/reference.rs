@@ -132,20 +132,6 @@ pub fn rows_that_fit(rows: usize, stride: usize, len: usize) -> usize {
     }
 }
 
-/// `out[m] = Σₖ coef[k]·rows[k·stride + m]` for every `m < out.len()`: a linear
-/// combination of the rows of a row-major matrix. Coefficients whose row does not fit
-/// in `rows` are skipped.
-pub fn combine_rows_f64(coef: &[f64], rows: &[f64], stride: usize, out: &mut [f64]) {
-    let k = coef.len().min(rows_that_fit(rows.len(), stride, out.len()));
-    for (m, o) in out.iter_mut().enumerate() {
-        let mut s = 0.0f64;
-        for (k, &c) in coef[..k].iter().enumerate() {
-            s += c * rows[k * stride + m];
-        }
-        *o = s;
-    }
-}
-
 /// `out[j] = Σₘ a[m]·rows[j·stride + m]` for every `j < out.len()`: the dot products
 /// of `a` with the rows of a row-major matrix. Rows that do not fit in `rows` give 0.
 pub fn dots_f64(a: &[f64], rows: &[f64], stride: usize, out: &mut [f64]) {
@@ -163,12 +149,7 @@ pub fn dots_f64(a: &[f64], rows: &[f64], stride: usize, out: &mut [f64]) {
 /// (`rows × cols`); rows of `a` or `out` that do not fit are skipped, and nothing is
 /// written when `b` is shorter than `inner × cols`.
 pub fn gemm_f64(a: &[f64], b: &[f64], out: &mut [f64], rows: usize, inner: usize, cols: usize) {
-    let fit_a = a.len().checked_div(inner).unwrap_or(usize::MAX);
-    let fit_out = out.len().checked_div(cols).unwrap_or(usize::MAX);
-    let rows = rows.min(fit_a).min(fit_out);
-    if cols == 0 || rows == 0 || inner.checked_mul(cols).is_none_or(|n| n > b.len()) {
-        return;
-    }
+    let rows = gemm_rows(a.len(), b.len(), out.len(), rows, inner, cols);
     for i in 0..rows {
         for j in 0..cols {
             let mut s = 0.0f64;
@@ -178,4 +159,15 @@ pub fn gemm_f64(a: &[f64], b: &[f64], out: &mut [f64], rows: usize, inner: usize
             out[i * cols + j] = s;
         }
     }
+}
+
+/// How many rows of a `rows × inner` by `inner × cols` product [`gemm_f64`] computes
+/// with operands of these lengths: the rows of `a` and `out` that fit, and none when
+/// `b` is shorter than `inner × cols` or `cols` is 0.
+pub fn gemm_rows(a: usize, b: usize, out: usize, rows: usize, inner: usize, cols: usize) -> usize {
+    if cols == 0 || inner.checked_mul(cols).is_none_or(|n| n > b) {
+        return 0;
+    }
+    let fit_a = a.checked_div(inner).unwrap_or(usize::MAX);
+    rows.min(fit_a).min(out / cols)
 }

@@ -76,6 +76,14 @@ fn tail_mask(tail: usize) -> f32x16 {
     cast(LANE.simd_gt(i32x16::splat((LANES - tail) as i32 - 1)))
 }
 
+/// [`tail_mask`] for eight f64 lanes (`0 < tail < 8`).
+#[inline(always)]
+fn tail_mask_f64(tail: usize) -> wide::f64x8 {
+    use wide::i64x8;
+    const LANE: i64x8 = i64x8::new([0, 1, 2, 3, 4, 5, 6, 7]);
+    cast(LANE.simd_gt(i64x8::splat(7 - tail as i64)))
+}
+
 /// `y ← y + α·x`.
 pub fn axpy(alpha: f32, x: &[f32], y: &mut [f32]) {
     let va = f32x16::splat(alpha);
@@ -264,65 +272,6 @@ pub fn dot_f64(a: &[f64], b: &[f64]) -> f64 {
     s
 }
 
-/// `out[m] = Σₖ coef[k]·rows[k·stride + m]` for every `m < out.len()`: a linear
-/// combination of the rows of a row-major matrix, sixteen (then eight) outputs at a time
-/// held in registers while the coefficients go by (so each term costs one load and one fused
-/// multiply-add). Coefficients whose row does not fit in `rows` are skipped.
-pub fn combine_rows_f64(coef: &[f64], rows: &[f64], stride: usize, out: &mut [f64]) {
-    use wide::f64x8;
-    let len = out.len();
-    let k = coef
-        .len()
-        .min(super::reference::rows_that_fit(rows.len(), stride, len));
-    let coef = &coef[..k];
-    let mut start = 0;
-    let mut oc = out.chunks_exact_mut(16);
-    for o in &mut oc {
-        let mut acc = [f64x8::ZERO; 2];
-        for (k, &c) in coef.iter().enumerate() {
-            let r = &rows[k * stride + start..k * stride + start + 16];
-            let c = f64x8::splat(c);
-            acc[0] = c.mul_add(load_f64(&r[..8]), acc[0]);
-            acc[1] = c.mul_add(load_f64(&r[8..]), acc[1]);
-        }
-        o[..8].copy_from_slice(&acc[0].to_array());
-        o[8..].copy_from_slice(&acc[1].to_array());
-        start += 16;
-    }
-    let mut oc = oc.into_remainder().chunks_exact_mut(8);
-    for o in &mut oc {
-        let mut acc = f64x8::ZERO;
-        for (k, &c) in coef.iter().enumerate() {
-            let r = &rows[k * stride + start..k * stride + start + 8];
-            acc = f64x8::splat(c).mul_add(load_f64(r), acc);
-        }
-        o.copy_from_slice(&acc.to_array());
-        start += 8;
-    }
-    let tail = oc.into_remainder();
-    if tail.is_empty() {
-        return;
-    }
-    if len >= 8 {
-        // The last eight outputs as one vector: the ones already written are computed
-        // again by the same chain of fused multiply-adds, so they do not change.
-        let w = len - 8;
-        let mut acc = f64x8::ZERO;
-        for (k, &c) in coef.iter().enumerate() {
-            acc = f64x8::splat(c).mul_add(load_f64(&rows[k * stride + w..][..8]), acc);
-        }
-        out[w..].copy_from_slice(&acc.to_array());
-    } else {
-        for (m, o) in tail.iter_mut().enumerate() {
-            let mut s = 0.0f64;
-            for (k, &c) in coef.iter().enumerate() {
-                s += c * rows[k * stride + start + m];
-            }
-            *o = s;
-        }
-    }
-}
-
 /// `out = a · b` for row-major `a` (`rows × inner`), `b` (`inner × cols`) and `out`
 /// (`rows × cols`); products whose operands do not fit in `a`, `b` or `out` are skipped
 /// (the whole row or column is then left alone).
@@ -334,11 +283,8 @@ pub fn combine_rows_f64(coef: &[f64], rows: &[f64], stride: usize, out: &mut [f6
 /// (recomputing a few outputs by the same chain of operations, so they do not change).
 pub fn gemm_f64(a: &[f64], b: &[f64], out: &mut [f64], rows: usize, inner: usize, cols: usize) {
     use wide::f64x8;
-    // Rows of `a` and `out` that fit, and whether `b` holds inner × cols.
-    let fit_a = a.len().checked_div(inner).unwrap_or(usize::MAX);
-    let fit_out = out.len().checked_div(cols).unwrap_or(usize::MAX);
-    let rows = rows.min(fit_a).min(fit_out);
-    if cols == 0 || rows == 0 || inner.checked_mul(cols).is_none_or(|n| n > b.len()) {
+    let rows = super::reference::gemm_rows(a.len(), b.len(), out.len(), rows, inner, cols);
+    if rows == 0 {
         return;
     }
     let b = &b[..inner * cols];
@@ -420,11 +366,7 @@ pub fn dots_f64(a: &[f64], rows: &[f64], stride: usize, out: &mut [f64]) {
     // With n ≥ 8, a ragged tail is one more vector: the last eight elements, with the
     // lanes the body already counted masked off (the product is masked, so an ∞ there
     // cannot make NaN).
-    let tail = (!n.is_multiple_of(8) && n >= 8).then(|| {
-        let lane = wide::i64x8::new([0, 1, 2, 3, 4, 5, 6, 7]);
-        let mask: f64x8 = cast(lane.simd_gt(wide::i64x8::splat(7 - (n % 8) as i64)));
-        (n - 8, mask)
-    });
+    let tail = (!n.is_multiple_of(8) && n >= 8).then(|| (n - 8, tail_mask_f64(n % 8)));
     let mut groups = out.chunks_exact_mut(4);
     let mut j0 = 0;
     for o in &mut groups {
@@ -537,8 +479,8 @@ fn tanh_half_x8(v: wide::f64x8) -> wide::f64x8 {
 
 /// True when every value is finite (no NaN, no ±∞).
 ///
-/// Branch-free past the first vector: `x·0` is `±0` for finite `x` and NaN otherwise, so the sum of those
-/// products is `0` exactly when all values are finite.
+/// Branch-free past the first vector: `x·0` is `±0` for finite `x` and NaN otherwise,
+/// so the sum of those products is `0` exactly when all values are finite.
 pub fn all_finite(xs: &[f32]) -> bool {
     if xs.len() < LANES {
         return xs.iter().all(|x| x.is_finite());
