@@ -171,6 +171,10 @@ pub fn langevin_propose_checked(
 ) -> (f32, bool) {
     let n = theta.len().min(grad.len()).min(noise.len());
     let (theta, grad, noise) = (&theta[..n], &grad[..n], &mut noise[..n]);
+    if n < LANES {
+        // What the tail below computes, without the vector setup and reductions.
+        return propose_tail(theta, grad, noise, h, s);
+    }
     let (vh, vs) = (f32x16::splat(h), f32x16::splat(s));
     let (mut sq, mut bad) = (f32x16::ZERO, f32x16::ZERO);
     let mut tc = theta.chunks_exact(LANES);
@@ -183,16 +187,22 @@ pub fn langevin_propose_checked(
         bad += v * f32x16::ZERO;
         store(v, e);
     }
-    // The tail: four partial sums, so the norm is not a chain of dependent adds.
+    let (tail_sq, finite) = propose_tail(tc.remainder(), gc.remainder(), nc.into_remainder(), h, s);
+    (sq.reduce_add() + tail_sq, finite && bad.reduce_add() == 0.0)
+}
+
+/// The scalar form of [`langevin_propose_checked`] for fewer than sixteen elements
+/// (lengths trusted equal): four partial sums, so the norm is not a chain of dependent
+/// adds.
+#[inline(always)]
+fn propose_tail(theta: &[f32], grad: &[f32], noise: &mut [f32], h: f32, s: f32) -> (f32, bool) {
     let (mut sq4, mut finite) = ([0.0f32; 4], true);
-    let tail = nc.into_remainder().iter_mut();
-    for (k, ((e, t), g)) in tail.zip(tc.remainder()).zip(gc.remainder()).enumerate() {
+    for (k, ((e, t), g)) in noise.iter_mut().zip(theta).zip(grad).enumerate() {
         sq4[k % 4] += *e * *e;
         *e = t + h * g + s * *e;
         finite &= e.is_finite();
     }
-    let norm_sq = sq.reduce_add() + ((sq4[0] + sq4[1]) + (sq4[2] + sq4[3]));
-    (norm_sq, finite && bad.reduce_add() == 0.0)
+    ((sq4[0] + sq4[1]) + (sq4[2] + sq4[3]), finite)
 }
 
 /// The preconditioned Langevin update in place, eq. 9 with a diagonal `M`:
