@@ -289,7 +289,8 @@ pub fn dot_f64(a: &[f64], b: &[f64]) -> f64 {
 /// Blocked for registers: four rows of `out` by sixteen columns at a time, so each
 /// vector of `b` loaded serves four fused multiply-adds and each element of `a` eight
 /// lanes (a plain row-times-matrix loop is bound by its loads instead). Ragged edges:
-/// single rows, eight-column blocks, and a last block of the final eight columns
+/// one block of the last one to three rows, eight-column blocks, and a last block of the
+/// final eight columns
 /// (recomputing a few outputs by the same chain of operations, so they do not change).
 pub fn gemm_f64(a: &[f64], b: &[f64], out: &mut [f64], rows: usize, inner: usize, cols: usize) {
     use wide::f64x8;
@@ -312,7 +313,7 @@ pub fn gemm_f64(a: &[f64], b: &[f64], out: &mut [f64], rows: usize, inner: usize
     };
     let mut i = 0;
     while i < rows {
-        let rb = if i + 4 <= rows { 4 } else { 1 };
+        let rb = (rows - i).min(4);
         let ar: [&[f64]; 4] = core::array::from_fn(|r| {
             let row = (i + r.min(rb - 1)) * inner;
             &a[row..row + inner]
