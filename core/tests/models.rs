@@ -1,7 +1,7 @@
 //! Model gradients against finite differences of their log densities, dense against
 //! sparse logistic regression, and the stable scalar functions at extreme arguments.
 
-use sgld::math::{log_sigmoid, sigmoid, softplus, tanh};
+use sgld::math::{exp, log_sigmoid, sigmoid, softplus, tanh};
 use sgld::models::{
     Gaussian, GaussianMean, Laplace, LinearRegression, LogisticDense, LogisticSparse, Mlp, Model,
     Noise, SparseRows, TiedMixture,
@@ -156,6 +156,38 @@ fn gaussian_mean_gradients() {
     let mu0 = [0.5f32, -1.0, 2.0];
     let m = GaussianMean::new(&x, d, &lik, &mu0, &prior).unwrap();
     check_gradients(&m, &grid(&normals(d, 8)), &[0, 3, 3, 19], 1e-4);
+}
+
+/// The branch-free `exp` over its whole range against f64: within one ulp of the
+/// exact value where that is a normal float, within one subnormal step below, and the
+/// right limits and special values.
+#[test]
+fn exp_is_within_one_ulp_everywhere() {
+    let n = 2_000_000;
+    for i in 0..=n {
+        // Every grid point across [−105, 90], plus the neighbours of the limits.
+        let x = (-105.0 + 195.0 * i as f64 / n as f64) as f32;
+        let (got, want) = (exp(x) as f64, (x as f64).exp());
+        if want > f32::MAX as f64 {
+            assert_eq!(got, f64::INFINITY, "exp({x})");
+        } else if want < f32::MIN_POSITIVE as f64 {
+            // Subnormal (or zero) results: one step of 2⁻¹⁴⁹ at most.
+            assert!(
+                (got - want).abs() <= 2f64.powi(-149),
+                "exp({x}) = {got}, want {want}"
+            );
+        } else {
+            let ulp = 2f64.powi(want.log2().floor() as i32 - 23);
+            assert!((got - want).abs() <= ulp, "exp({x}) = {got}, want {want}");
+        }
+    }
+    assert_eq!(exp(0.0), 1.0);
+    assert_eq!(exp(-0.0), 1.0);
+    assert_eq!(exp(f32::INFINITY), f32::INFINITY);
+    assert_eq!(exp(f32::MAX), f32::INFINITY);
+    assert_eq!(exp(f32::NEG_INFINITY), 0.0);
+    assert_eq!(exp(-f32::MAX), 0.0);
+    assert!(exp(f32::NAN).is_nan());
 }
 
 #[test]
