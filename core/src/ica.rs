@@ -290,7 +290,7 @@ impl<'a> Ica<'a> {
         let wt = &mut xt[..d * d];
         transpose(w, wt, d);
         let wwt = &mut yt[..d * d];
-        imp::gemm_f64(w, wt, wwt, d, d, d);
+        matmul(w, wt, wwt, d);
         for (aij, v) in a.iter_mut().zip(wwt.iter()) {
             *aij -= self.lambda * v;
         }
@@ -312,7 +312,7 @@ impl<'a> Ica<'a> {
         let (u, rest) = rest.split_at_mut(d * d);
         let wt = &mut rest[..d * d];
         transpose(w, wt, d);
-        imp::gemm_f64(wt, w, c, d, d, d);
+        matmul(wt, w, c, d);
         // Cannot fail: lengths are d² and W (hence WᵀW) is finite.
         let _ = sym_eigen(c, d, Some(u));
         let mut logdet = 0.0;

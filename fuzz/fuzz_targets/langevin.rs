@@ -1,6 +1,7 @@
 //! The Langevin update (eq. 4), its out-of-place proposal (plain and checked), and the
-//! preconditioned update (eq. 9): never panic, refuse bad step sizes / lengths / preconditioners, SIMD within
-//! a few roundings of the scalar twin, and finite outputs from moderate inputs.
+//! preconditioned update (eq. 9): never panic, refuse bad step sizes / lengths /
+//! preconditioners, SIMD within a few roundings of the scalar twin, and finite outputs
+//! from moderate inputs.
 #![no_main]
 #[path = "common/mod.rs"]
 mod common;
@@ -10,37 +11,34 @@ use sgld::kernels::{self, reference, simd};
 
 fuzz_target!(|input: (Vec<f32>, Vec<f32>, Vec<f32>, Vec<f32>, f32)| {
     let (t, g, e, m, eps) = input;
-    let (input_t, input_g, input_noise) = (t.clone(), g.clone(), e.clone());
     let n3 = t.len().min(g.len()).min(e.len());
     let n = n3.min(m.len());
     let ok_eps = eps.is_finite() && eps > 0.0;
+    let (h, s) = (0.5 * eps, eps.abs().sqrt());
     let mut tt = t.clone();
     let r = kernels::langevin_update(&mut tt, &g, &e, eps);
     assert_eq!(
         r.is_ok(),
         ok_eps && t.len() == g.len() && t.len() == e.len()
     );
+    // The checked proposal on the full, possibly unequal, inputs: nothing written past
+    // the common prefix, and a finiteness flag that matches what it wrote.
+    let (mut ka, mut kb) = (e.clone(), e.clone());
+    let (_, fin_a) = simd::langevin_propose_checked(&t, &g, &mut ka, h, s);
+    let (_, fin_b) = reference::langevin_propose_checked(&t, &g, &mut kb, h, s);
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
+    assert_eq!(bits(&ka[n3..]), bits(&e[n3..]));
+    assert_eq!(bits(&kb[n3..]), bits(&e[n3..]));
+    assert_eq!(fin_a, ka[..n3].iter().all(|v| v.is_finite()));
+    assert_eq!(fin_b, kb[..n3].iter().all(|v| v.is_finite()));
     let (t, g, e) = (&t[..n], &g[..n], &e[..n]);
     let m: Vec<f32> = m[..n].iter().map(|v| v.abs()).collect();
-    let (h, s) = (0.5 * eps, eps.abs().sqrt());
     let (mut a, mut b) = (t.to_vec(), t.to_vec());
     simd::langevin_update(&mut a, g, e, h, s);
     reference::langevin_update(&mut b, g, e, h, s);
     let (mut pa, mut pb) = (e.to_vec(), e.to_vec());
     simd::langevin_propose(t, g, &mut pa, h, s);
     reference::langevin_propose(t, g, &mut pb, h, s);
-    // The checked proposal on the full, possibly unequal, inputs: the same values as
-    // the plain proposal on the common prefix, nothing written past it, and a finiteness
-    // flag that matches what it wrote.
-    let full_e = input_noise.clone();
-    let (mut ka, mut kb) = (full_e.clone(), full_e.clone());
-    let (_, fin_a) = simd::langevin_propose_checked(&input_t, &input_g, &mut ka, h, s);
-    let (_, fin_b) = reference::langevin_propose_checked(&input_t, &input_g, &mut kb, h, s);
-    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
-    assert_eq!(bits(&ka[n3..]), bits(&full_e[n3..]));
-    assert_eq!(bits(&kb[n3..]), bits(&full_e[n3..]));
-    assert_eq!(fin_a, ka[..n3].iter().all(|v| v.is_finite()));
-    assert_eq!(fin_b, kb[..n3].iter().all(|v| v.is_finite()));
     let (mut ca, mut cb) = (t.to_vec(), t.to_vec());
     simd::langevin_update_precond(&mut ca, g, e, &m, h, s);
     reference::langevin_update_precond(&mut cb, g, e, &m, h, s);

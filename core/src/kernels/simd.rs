@@ -143,20 +143,10 @@ pub fn langevin_update(theta: &mut [f32], grad: &[f32], noise: &[f32], h: f32, s
 }
 
 /// The Langevin proposal out of place: `η ← θ + (ε/2)·g + √ε·η` (the noise buffer is
-/// overwritten by the proposed position), given `h = ε/2` and `s = √ε`.
+/// overwritten by the proposed position), given `h = ε/2` and `s = √ε`: the proposal of
+/// [`langevin_propose_checked`], whose norm and check are not needed here.
 pub fn langevin_propose(theta: &[f32], grad: &[f32], noise: &mut [f32], h: f32, s: f32) {
-    let (vh, vs) = (f32x16::splat(h), f32x16::splat(s));
-    let mut tc = theta.chunks_exact(LANES);
-    let mut gc = grad.chunks_exact(LANES);
-    let mut nc = noise.chunks_exact_mut(LANES);
-    for ((t, g), e) in (&mut tc).zip(&mut gc).zip(&mut nc) {
-        let v = vs.mul_add(load(e), vh.mul_add(load(g), load(t)));
-        store(v, e);
-    }
-    let tail = nc.into_remainder().iter_mut();
-    for ((e, t), g) in tail.zip(tc.remainder()).zip(gc.remainder()) {
-        *e = t + h * g + s * *e;
-    }
+    langevin_propose_checked(theta, grad, noise, h, s);
 }
 
 /// [`langevin_propose`] with its checks in the same pass: writes `η ← θ + h·g + s·η`
@@ -290,8 +280,8 @@ pub fn dot_f64(a: &[f64], b: &[f64]) -> f64 {
 /// vector of `b` loaded serves four fused multiply-adds and each element of `a` eight
 /// lanes (a plain row-times-matrix loop is bound by its loads instead). Ragged edges:
 /// one block of the last one to three rows, eight-column blocks, and a last block of the
-/// final eight columns
-/// (recomputing a few outputs by the same chain of operations, so they do not change).
+/// final eight columns (recomputing a few outputs by the same chain of operations, so
+/// they do not change).
 pub fn gemm_f64(a: &[f64], b: &[f64], out: &mut [f64], rows: usize, inner: usize, cols: usize) {
     use wide::f64x8;
     let rows = super::reference::gemm_rows(a.len(), b.len(), out.len(), rows, inner, cols);
