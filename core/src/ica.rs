@@ -250,11 +250,24 @@ impl<'a> Ica<'a> {
             remaining -= s;
             let (xt, yt, tt) = (&mut xt[..d * s], &mut yt[..d * s], &mut tt[..d * s]);
             // m rows of the s planned: a row past the end of the data is skipped.
+            // Eight rows at a time as eight columns (a transpose in registers), the
+            // last few one element at a time.
             let mut m = 0;
+            let mut eight: [&[f32]; 8] = [&[]; 8];
+            let mut q = 0;
             for n in rows.by_ref().take(s) {
                 let Some(row) = self.x.get(n * d..(n + 1) * d) else {
                     continue;
                 };
+                eight[q] = row;
+                q += 1;
+                if q == 8 {
+                    imp::columns_f64(&eight, &mut xt[m..], s);
+                    m += 8;
+                    q = 0;
+                }
+            }
+            for row in &eight[..q] {
                 for (k, &v) in row.iter().enumerate() {
                     xt[k * s + m] = v as f64;
                 }

@@ -269,6 +269,44 @@ proptest! {
     }
 
     #[test]
+    fn columns_match_twin(
+        lens in proptest::array::uniform8(0usize..40),
+        (stride, short) in (0usize..48, 0usize..12),
+        seed in any::<u64>(),
+    ) {
+        // Eight rows of mixed lengths written as columns `stride` apart into an output
+        // that may be too short for the last few columns: both write exactly the same
+        // values to exactly the same slots (the conversion to f64 is exact).
+        let mut g = sgld::noise::default_rng(seed);
+        let data: Vec<Vec<f32>> = lens
+            .iter()
+            .map(|&n| {
+                let mut z = vec![0.0f32; n];
+                sgld::noise::fill_normal(&mut g, &mut z);
+                z
+            })
+            .collect();
+        let rows: [&[f32]; 8] = core::array::from_fn(|q| data[q].as_slice());
+        let d = lens.iter().copied().min().unwrap_or(0);
+        let n_out = (d.saturating_sub(1) * stride + 8).saturating_sub(short);
+        let (mut s, mut r) = (vec![f64::NAN; n_out], vec![f64::NAN; n_out]);
+        simd::columns_f64(&rows, &mut s, stride);
+        reference::columns_f64(&rows, &mut r, stride);
+        let same = |a: f64, b: f64| a == b || (a.is_nan() && b.is_nan());
+        prop_assert!(s.iter().zip(&r).all(|(&a, &b)| same(a, b)), "{s:?} vs {r:?}");
+        let written = reference::columns_that_fit(&rows, n_out, stride);
+        // Slots of different columns overlap when stride < 8 (a later column wins).
+        for k in (0..written).filter(|_| stride >= 8) {
+            for q in 0..8 {
+                prop_assert_eq!(r[k * stride + q], rows[q][k] as f64);
+            }
+        }
+        if short == 0 || d == 0 {
+            prop_assert_eq!(written, d);
+        }
+    }
+
+    #[test]
     fn gemm_matches_twin(
         (rows, inner, cols) in (0usize..11, 0usize..12, 0usize..40),
         (short_a, short_b, short_out) in (0usize..3, 0usize..3, 0usize..3),

@@ -1,7 +1,7 @@
-//! `simd::dots_f64` and `simd::gemm_f64` (the ICA gradient's matrix kernels): never
-//! panic for any operands, strides and shapes; agree with their scalar twins within γₖ
-//! of the terms where the input is moderate; skip (gemm) or zero (dots) the rows that do
-//! not fit.
+//! `simd::dots_f64`, `simd::gemm_f64` and `simd::columns_f64` (the ICA gradient's
+//! matrix kernels): never panic for any operands, strides and shapes; agree with their
+//! scalar twins within γₖ of the terms where the input is moderate (columns: exactly);
+//! skip (gemm, columns) or zero (dots) the rows that do not fit.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -59,5 +59,20 @@ fuzz_target!(|input: (Vec<f64>, Vec<f64>, u8, u8)| {
                 r[j]
             );
         }
+    }
+
+    // columns: eight rows cut from `rows` (as f32) at lengths from the coefficients.
+    let flat: Vec<f32> = rows.iter().map(|&v| v as f32).collect();
+    let eight: [&[f32]; 8] = core::array::from_fn(|q| {
+        let start = (q * len).min(flat.len());
+        let n = coef.get(q).map_or(len, |c| (c.abs() as usize).min(len));
+        &flat[start..(start + n).min(flat.len())]
+    });
+    let n_out = len * stride.max(1);
+    let (mut s, mut r) = (vec![f64::NAN; n_out], vec![f64::NAN; n_out]);
+    simd::columns_f64(&eight, &mut s, stride);
+    reference::columns_f64(&eight, &mut r, stride);
+    for (k, (x, y)) in s.iter().zip(&r).enumerate() {
+        assert!(x.to_bits() == y.to_bits(), "columns slot {k}: {x} vs {y}");
     }
 });

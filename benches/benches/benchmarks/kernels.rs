@@ -281,9 +281,35 @@ fn row_kernels(c: &mut Criterion) {
     g.finish();
 }
 
+/// Eight f32 rows of each length written as eight f64 columns (the ICA mini-batch turned
+/// channel-major); throughput counts the elements.
+fn columns(c: &mut Criterion) {
+    let mut g = c.benchmark_group("columns_f64");
+    for n in LENGTHS {
+        let x = data(8 * n, 17);
+        let rows: [&[f32]; 8] = std::array::from_fn(|q| &x[q * n..(q + 1) * n]);
+        let (mut s, mut r) = (vec![0.0f64; 8 * n], vec![0.0f64; 8 * n]);
+        simd::columns_f64(&rows, &mut s, 8);
+        reference::columns_f64(&rows, &mut r, 8);
+        assert!(
+            s == r && s[8 + 3] == x[3 * n + 1] as f64,
+            "columns_f64 sanity check"
+        );
+        g.throughput(Throughput::Elements((8 * n) as u64));
+        g.bench_with_input(BenchmarkId::new("simd", n), &n, |bch, _| {
+            bch.iter(|| simd::columns_f64(black_box(&rows), black_box(&mut s), 8))
+        });
+        g.bench_with_input(BenchmarkId::new("scalar", n), &n, |bch, _| {
+            bch.iter(|| reference::columns_f64(black_box(&rows), black_box(&mut s), 8))
+        });
+    }
+    g.finish();
+}
+
 criterion_group!(
     benches,
     row_kernels,
+    columns,
     dot,
     axpy,
     langevin,

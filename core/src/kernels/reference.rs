@@ -145,6 +145,26 @@ pub fn dots_f64(a: &[f64], rows: &[f64], stride: usize, out: &mut [f64]) {
     }
 }
 
+/// `out[k·stride + q] = rows[q][k]` as f64 for `q < 8` and `k` below the shortest row's
+/// length: eight rows written as eight columns of a row-major matrix (the rows of a
+/// mini-batch turned channel-major). Columns `k` whose eight slots do not fit in `out`
+/// are skipped; with `stride < 8`, where columns overlap, the later column wins.
+pub fn columns_f64(rows: &[&[f32]; 8], out: &mut [f64], stride: usize) {
+    let d = columns_that_fit(rows, out.len(), stride);
+    for k in 0..d {
+        for (q, row) in rows.iter().enumerate() {
+            out[k * stride + q] = row[k] as f64;
+        }
+    }
+}
+
+/// How many columns [`columns_f64`] writes: the shortest row's length, cut to the
+/// columns whose eight slots fit in `out`.
+pub fn columns_that_fit(rows: &[&[f32]; 8], out: usize, stride: usize) -> usize {
+    let d = rows.iter().map(|r| r.len()).min().unwrap_or(0);
+    d.min(rows_that_fit(out, stride, 8))
+}
+
 /// `out = a · b` for row-major `a` (`rows × inner`), `b` (`inner × cols`), `out`
 /// (`rows × cols`); rows of `a` or `out` that do not fit are skipped, and nothing is
 /// written when `b` is shorter than `inner × cols`.

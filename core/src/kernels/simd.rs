@@ -353,51 +353,95 @@ pub fn gemm_f64(a: &[f64], b: &[f64], out: &mut [f64], rows: usize, inner: usize
 }
 
 /// `out[j] = Σₘ a[m]·rows[j·stride + m]` for every `j < out.len()`: the dot products
-/// of `a` with the rows of a row-major matrix, four rows at a time so each vector of
-/// `a` is loaded once for four products. Rows that do not fit in `rows` give 0.
+/// of `a` with the rows of a row-major matrix, eight rows at a time (then four, two,
+/// one) so each vector of `a` is loaded once for up to eight products, which keeps the
+/// multiply-add pipes busy rather than waiting on one row's chain. Every row is summed
+/// the same way, whatever its group. Rows that do not fit in `rows` give 0.
 pub fn dots_f64(a: &[f64], rows: &[f64], stride: usize, out: &mut [f64]) {
-    use wide::f64x8;
     let n = a.len();
     let fit = out
         .len()
         .min(super::reference::rows_that_fit(rows.len(), stride, n));
     let (out, unfit) = out.split_at_mut(fit);
     unfit.fill(0.0);
+    let mut j0 = 0;
+    let mut g8 = out.chunks_exact_mut(8);
+    for o in &mut g8 {
+        dots_group::<8>(a, rows, stride, j0, o);
+        j0 += 8;
+    }
+    let mut g4 = g8.into_remainder().chunks_exact_mut(4);
+    for o in &mut g4 {
+        dots_group::<4>(a, rows, stride, j0, o);
+        j0 += 4;
+    }
+    let mut g2 = g4.into_remainder().chunks_exact_mut(2);
+    for o in &mut g2 {
+        dots_group::<2>(a, rows, stride, j0, o);
+        j0 += 2;
+    }
+    for o in g2.into_remainder().chunks_exact_mut(1) {
+        dots_group::<1>(a, rows, stride, j0, o);
+    }
+}
+
+/// [`dots_f64`] for the `R` rows from `j0` (which fit: the caller checked), into `o`.
+#[inline(always)]
+fn dots_group<const R: usize>(a: &[f64], rows: &[f64], stride: usize, j0: usize, o: &mut [f64]) {
+    use wide::f64x8;
+    let n = a.len();
     let body = n - n % 8;
     // With n ≥ 8, a ragged tail is one more vector: the last eight elements, with the
     // lanes the body already counted masked off (the product is masked, so an ∞ there
     // cannot make NaN).
     let tail = (!n.is_multiple_of(8) && n >= 8).then(|| (n - 8, tail_mask_f64(n % 8)));
-    let mut groups = out.chunks_exact_mut(4);
-    let mut j0 = 0;
-    for o in &mut groups {
-        let r: [&[f64]; 4] = core::array::from_fn(|q| &rows[(j0 + q) * stride..][..n]);
-        let mut acc = [f64x8::ZERO; 4];
-        for m in (0..body).step_by(8) {
-            let av = load_f64(&a[m..m + 8]);
-            for (acc, r) in acc.iter_mut().zip(&r) {
-                *acc = av.mul_add(load_f64(&r[m..m + 8]), *acc);
-            }
+    let r: [&[f64]; R] = core::array::from_fn(|q| &rows[(j0 + q) * stride..][..n]);
+    let mut acc = [f64x8::ZERO; R];
+    for m in (0..body).step_by(8) {
+        let av = load_f64(&a[m..m + 8]);
+        for (acc, r) in acc.iter_mut().zip(&r) {
+            *acc = av.mul_add(load_f64(&r[m..m + 8]), *acc);
         }
-        if let Some((w, mask)) = tail {
-            let av = load_f64(&a[w..]);
-            for (acc, r) in acc.iter_mut().zip(&r) {
-                *acc += (av * load_f64(&r[w..])) & mask;
-            }
-        }
-        for ((o, acc), r) in o.iter_mut().zip(acc).zip(&r) {
-            let mut s = acc.reduce_add();
-            if tail.is_none() {
-                for m in body..n {
-                    s += a[m] * r[m];
-                }
-            }
-            *o = s;
-        }
-        j0 += 4;
     }
-    for (q, o) in groups.into_remainder().iter_mut().enumerate() {
-        *o = dot_f64(a, &rows[(j0 + q) * stride..][..n]);
+    if let Some((w, mask)) = tail {
+        let av = load_f64(&a[w..]);
+        for (acc, r) in acc.iter_mut().zip(&r) {
+            *acc += (av * load_f64(&r[w..])) & mask;
+        }
+    }
+    for ((o, acc), r) in o.iter_mut().zip(acc).zip(&r) {
+        let mut s = acc.reduce_add();
+        if tail.is_none() {
+            for m in body..n {
+                s += a[m] * r[m];
+            }
+        }
+        *o = s;
+    }
+}
+
+/// `out[k·stride + q] = rows[q][k]` as f64 for `q < 8` and `k` below the shortest row's
+/// length; columns whose eight slots do not fit in `out` are skipped (and with
+/// `stride < 8`, where columns overlap, the later column wins). Eight columns at
+/// a time: eight loads, an 8 × 8 transpose in registers, and eight contiguous stores of
+/// eight f64, instead of sixty-four scattered scalar stores.
+pub fn columns_f64(rows: &[&[f32]; 8], out: &mut [f64], stride: usize) {
+    use wide::{f32x8, f64x8};
+    let d = super::reference::columns_that_fit(rows, out.len(), stride);
+    let mut k0 = 0;
+    while k0 + 8 <= d {
+        let cols = f32x8::transpose(core::array::from_fn(|q| f32x8::from(&rows[q][k0..k0 + 8])));
+        for (c, col) in cols.iter().enumerate() {
+            let v = f64x8::from(col.to_array().map(f64::from));
+            let at = (k0 + c) * stride;
+            out[at..at + 8].copy_from_slice(&v.to_array());
+        }
+        k0 += 8;
+    }
+    for k in k0..d {
+        for (q, row) in rows.iter().enumerate() {
+            out[k * stride + q] = row[k] as f64;
+        }
     }
 }
 
