@@ -464,9 +464,12 @@ pub fn axpy_f64(alpha: f64, x: &[f64], y: &mut [f64]) {
 ///
 /// `e^{−|y|}` is specialised to its range: `|y|` is capped at 40 (beyond it
 /// `tanh(|y|/2)` rounds to 1), so `e^x` for `x ∈ [−40, 0]` needs no overflow, underflow
-/// or special-value paths: `x = k·ln 2 + r` with `k` rounded by the `1.5·2⁵²` shifter,
-/// `e^r` by its Taylor polynomial of degree 13 on `|r| ≤ ln2/2` (truncation below
-/// `5·10⁻¹⁸`), and `2^k` built in the exponent bits.
+/// or special-value paths. `x = (16m + j)·ln2/16 + r` with `16m + j` rounded by the
+/// `1.5·2⁵²` shifter; `e^x = 2^m · 2^{j/16} · e^r`, with `2^{j/16}` from a sixteen-entry
+/// table (one two-register permute), `e^r` by its Taylor polynomial of degree 7 on
+/// `|r| ≤ ln2/32` (truncation below `1.3·10⁻¹⁸`), and `2^m` added to the exponent bits.
+/// Eleven multiplies per vector where a polynomial on the whole `|r| ≤ ln2/2` needs
+/// seventeen.
 pub fn tanh_half(y: &[f64], out: &mut [f64]) {
     let mut yc = y.chunks_exact(8);
     let mut oc = out.chunks_exact_mut(8);
@@ -482,41 +485,59 @@ pub fn tanh_half(y: &[f64], out: &mut [f64]) {
     }
 }
 
+/// `2^{j/16}` for `j = 0, …, 15`, correctly rounded, as two vectors for a permute.
+const EXP2_SIXTEENTHS: [[f64; 8]; 2] = [
+    [
+        1.0,
+        1.044_273_782_427_413_8,
+        1.090_507_732_665_257_7,
+        1.138_788_634_756_691_6,
+        1.189_207_115_002_721,
+        1.241_857_812_073_484,
+        1.296_839_554_651_009_6,
+        1.354_255_546_936_892_7,
+    ],
+    [
+        core::f64::consts::SQRT_2,
+        1.476_826_145_939_499_3,
+        1.542_210_825_407_940_7,
+        1.610_490_331_949_254_3,
+        1.681_792_830_507_429,
+        1.756_252_160_373_299_5,
+        1.834_008_086_409_342_4,
+        1.915_206_561_397_147_4,
+    ],
+];
+
 #[inline(always)]
 fn tanh_half_x8(v: wide::f64x8) -> wide::f64x8 {
-    use wide::{f64x8, u64x8};
+    use wide::{ShuffleExt, f64x8, u64x8};
     const SHIFTER: f64 = 6_755_399_441_055_744.0; // 1.5·2⁵²
-    const LN2_HI: f64 = 0.693_145_751_953_125;
-    const LN2_LO: f64 = 1.428_606_820_309_417_2e-6;
+    // ln2/16 in two parts; the high part has 17 significant bits, so k times it is
+    // exact for |k| ≤ 16·40/ln2.
+    const LN2_16_HI: f64 = 0.693_145_751_953_125 / 16.0;
+    const LN2_16_LO: f64 = 1.428_606_820_309_417_2e-6 / 16.0;
     let c = f64x8::splat;
     let x = -v.abs().fast_min(c(40.0));
-    // s = k + 1.5·2⁵² exactly, k = round(x·log₂e); its low bits hold 2⁵¹ + k.
-    let s = x.mul_add(c(core::f64::consts::LOG2_E), c(SHIFTER));
+    // s = k + 1.5·2⁵² exactly, k = round(16x/ln2); its low bits hold 2⁵¹ + k.
+    let s = x.mul_add(c(16.0 * core::f64::consts::LOG2_E), c(SHIFTER));
     let k = s - c(SHIFTER);
-    let r = k.mul_neg_add(c(LN2_HI), x);
-    let r = k.mul_neg_add(c(LN2_LO), r);
-    let mut p = c(1.0 / 6_227_020_800.0);
-    for d in [
-        479_001_600.0,
-        39_916_800.0,
-        3_628_800.0,
-        362_880.0,
-        40_320.0,
-        5_040.0,
-        720.0,
-        120.0,
-        24.0,
-        6.0,
-        2.0,
-        1.0,
-        1.0,
-    ] {
+    let r = k.mul_neg_add(c(LN2_16_HI), x);
+    let r = k.mul_neg_add(c(LN2_16_LO), r);
+    let mut p = c(1.0 / 5_040.0);
+    for d in [720.0, 120.0, 24.0, 6.0, 2.0, 1.0, 1.0] {
         p = p.mul_add(r, c(1.0 / d));
     }
-    // 2^k: (2⁵¹ + k + 1023) shifted into the exponent field (the 2⁵¹ falls off the top).
+    // j = k mod 16 is the low four bits (2⁵¹ is a multiple of 16); m = ⌊k/16⌋ is the
+    // rest, shifted into the exponent field (the 2⁴⁷ left of it falls off the top).
     let bits: u64x8 = cast(s);
-    let two_k: f64x8 = cast((bits + u64x8::splat(1023)) << 52u32);
-    let t = p * two_k;
+    let table: [f64x8; 2] = [
+        f64x8::new(EXP2_SIXTEENTHS[0]),
+        f64x8::new(EXP2_SIXTEENTHS[1]),
+    ];
+    let scaled = p * table.shuffle_wrapping(bits & u64x8::splat(15));
+    // e^x ≥ e^{−40} is a normal number: adding m to the exponent is exact.
+    let t: f64x8 = cast(cast::<f64x8, u64x8>(scaled) + ((bits >> 4u32) << 52u32));
     let mag = (c(1.0) - t) / (c(1.0) + t);
     let signed = mag | (v & c(-0.0));
     v.is_nan().select(v, signed)
