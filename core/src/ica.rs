@@ -248,7 +248,7 @@ impl<'a> Ica<'a> {
         while remaining > 0 {
             let s = remaining.min(CHUNK_ROWS);
             remaining -= s;
-            let (xt, yt, tt) = (&mut xt[..d * s], &mut yt[..d * s], &mut tt[..d * s]);
+            let (xc, yt, tt) = (&mut xt[..d * s], &mut yt[..d * s], &mut tt[..d * s]);
             // m rows of the s planned: a row past the end of the data is skipped.
             // Eight rows at a time as eight columns (a transpose in registers), the
             // last few one element at a time.
@@ -262,14 +262,14 @@ impl<'a> Ica<'a> {
                 eight[q] = row;
                 q += 1;
                 if q == 8 {
-                    imp::columns_f64(&eight, &mut xt[m..], s);
+                    imp::columns_f64(&eight, &mut xc[m..], s);
                     m += 8;
                     q = 0;
                 }
             }
             for row in &eight[..q] {
                 for (k, &v) in row.iter().enumerate() {
-                    xt[k * s + m] = v as f64;
+                    xc[k * s + m] = v as f64;
                 }
                 m += 1;
             }
@@ -278,16 +278,16 @@ impl<'a> Ica<'a> {
             }
             for k in 0..d {
                 // Skipped rows leave zeros (y = 0, tanh 0: they add nothing).
-                xt[k * s + m..(k + 1) * s].fill(0.0);
+                xc[k * s + m..(k + 1) * s].fill(0.0);
             }
-            imp::gemm_f64(w, xt, yt, d, d, s);
+            imp::gemm_f64(w, xc, yt, d, d, s);
             imp::tanh_half(yt, tt);
-            let mut sums = [0.0f64; MAX_DIM];
-            for (i, ar) in a.chunks_exact_mut(d).enumerate() {
-                imp::dots_f64(&tt[i * s..i * s + m], yt, s, &mut sums[..d]);
-                for (aij, s) in ar.iter_mut().zip(&sums) {
-                    *aij -= s;
-                }
+            // Σ tanh(y/2) yᵀ over the chunk: TT·YTᵀ (d × d, d ≤ MAX_DIM < CHUNK_ROWS)
+            // into the transposed rows' buffer, free once y is computed.
+            let sums = &mut xt[..d * d];
+            imp::dots_rows_f64(tt, yt, s, m, sums, d);
+            for (aij, v) in a.iter_mut().zip(sums.iter()) {
+                *aij -= v;
             }
         }
         let nn = self.len() as f64;

@@ -269,6 +269,57 @@ proptest! {
     }
 
     #[test]
+    fn row_products_match_twin(
+        (ra, rb, len, extra) in (0usize..12, 0usize..12, 0usize..40, 0usize..4),
+        (short_a, short_b, cols_cut) in (0usize..3, 0usize..3, 0usize..3),
+        seed in any::<u64>(),
+    ) {
+        // A (ra rows) times Bᵀ (rb rows), rows `stride = len + extra` apart, each matrix
+        // possibly a few floats short of its last row, and `cols` possibly below rb:
+        // products with a row that does not fit are zero in both.
+        let stride = len + extra;
+        let size = |r: usize, short: usize| {
+            (if r == 0 { 0 } else { (r - 1) * stride + len }).saturating_sub(short)
+        };
+        let mut g = sgld::noise::default_rng(seed);
+        let mut draw = |n: usize| {
+            let mut z = vec![0.0f32; n];
+            sgld::noise::fill_normal(&mut g, &mut z);
+            z.into_iter().map(f64::from).collect::<Vec<f64>>()
+        };
+        let (a, b) = (draw(size(ra, short_a)), draw(size(rb, short_b)));
+        let cols = rb.saturating_sub(cols_cut).max(1);
+        let (fit_a, fit_b) = (
+            reference::rows_that_fit(a.len(), stride, len),
+            reference::rows_that_fit(b.len(), stride, len),
+        );
+        let u = f64::EPSILON / 2.0;
+        let (mut s, mut r) = (vec![f64::NAN; ra * cols], vec![f64::NAN; ra * cols]);
+        simd::dots_rows_f64(&a, &b, stride, len, &mut s, cols);
+        reference::dots_rows_f64(&a, &b, stride, len, &mut r, cols);
+        for i in 0..ra {
+            for k in 0..cols {
+                let (x, y) = (s[i * cols + k], r[i * cols + k]);
+                if i >= fit_a || k >= fit_b {
+                    prop_assert!(x == 0.0 && y == 0.0, "{i},{k} does not fit: {x} / {y}");
+                    continue;
+                }
+                let abs: f64 = (0..len)
+                    .map(|m| (a[i * stride + m] * b[k * stride + m]).abs())
+                    .sum();
+                let tol = 2.0 * (len + 1) as f64 * u * abs;
+                prop_assert!((x - y).abs() <= tol, "{i},{k}: {x} vs {y}");
+            }
+        }
+        // Each product is summed as dots_f64 sums it.
+        if ra > 0 && fit_a > 0 && fit_b >= cols {
+            let mut d = vec![0.0f64; cols];
+            simd::dots_f64(&a[..len], &b, stride, &mut d);
+            prop_assert_eq!(&d[..], &s[..cols]);
+        }
+    }
+
+    #[test]
     fn columns_match_twin(
         lens in proptest::array::uniform8(0usize..40),
         (stride, short) in (0usize..48, 0usize..12),

@@ -1,7 +1,8 @@
-//! `simd::dots_f64`, `simd::gemm_f64` and `simd::columns_f64` (the ICA gradient's
-//! matrix kernels): never panic for any operands, strides and shapes; agree with their
-//! scalar twins within γₖ of the terms where the input is moderate (columns: exactly);
-//! skip (gemm, columns) or zero (dots) the rows that do not fit.
+//! `simd::dots_f64`, `simd::dots_rows_f64`, `simd::gemm_f64` and `simd::columns_f64`
+//! (the ICA gradient's matrix kernels): never panic for any operands, strides and
+//! shapes; agree with their scalar twins within γₖ of the terms where the input is
+//! moderate (columns: exactly); skip (gemm, columns) or zero (dots, dots_rows) the rows
+//! that do not fit.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -58,6 +59,29 @@ fuzz_target!(|input: (Vec<f64>, Vec<f64>, u8, u8)| {
                 s[j],
                 r[j]
             );
+        }
+    }
+
+    // dots_rows: A = coef and B = rows, rows `stride` apart, `cols` from the lengths.
+    let cols = 1 + (coef.len() + rows.len()) % 12;
+    let n_out = cols * (1 + rows.len() % 5);
+    let (mut s, mut r) = (vec![f64::NAN; n_out], vec![f64::NAN; n_out]);
+    simd::dots_rows_f64(&coef, &rows, stride, len, &mut s, cols);
+    reference::dots_rows_f64(&coef, &rows, stride, len, &mut r, cols);
+    let fit_a = reference::rows_that_fit(coef.len(), stride, len);
+    for (k, (x, y)) in s.iter().zip(&r).enumerate() {
+        let (i, j) = (k / cols, k % cols);
+        if i >= fit_a || j >= fit {
+            assert!(
+                *x == 0.0 && *y == 0.0,
+                "dots_rows {i},{j} does not fit: {x} / {y}"
+            );
+        } else if moderate(&coef) && moderate(&rows) {
+            let abs: f64 = (0..len)
+                .map(|m| (coef[i * stride + m] * rows[j * stride + m]).abs())
+                .sum();
+            let tol = 2.0 * (len + 1) as f64 * u * abs;
+            assert!((x - y).abs() <= tol, "dots_rows {i},{j}: {x} vs {y}");
         }
     }
 

@@ -218,8 +218,8 @@ fn f64_kernels(c: &mut Criterion) {
 }
 
 /// The ICA chunk passes: ten rows (D = 10) of each length multiplied by a 10 × 10
-/// matrix (`y = W·x`) and dotted with one vector (`Σ tanh(y/2)·yᵀ`); throughput counts
-/// the rows' elements.
+/// matrix (`y = W·x`), dotted with one vector, and with each other (`Σ tanh(y/2)·yᵀ`);
+/// throughput counts the rows' elements.
 fn row_kernels(c: &mut Criterion) {
     const ROWS: usize = 10;
     let mut g = c.benchmark_group("rows_f64");
@@ -276,6 +276,33 @@ fn row_kernels(c: &mut Criterion) {
         });
         g.bench_with_input(BenchmarkId::new("dots_scalar", n), &n, |bch, _| {
             bch.iter(|| reference::dots_f64(black_box(&a), black_box(&m), n, black_box(&mut d)))
+        });
+        // Σ tanh(y/2)·yᵀ whole: the ten rows against themselves (A·Aᵀ, 10 × 10).
+        let (mut p, mut pr) = ([0.0f64; ROWS * ROWS], [0.0f64; ROWS * ROWS]);
+        simd::dots_rows_f64(&m, &m, n, n, &mut p, ROWS);
+        reference::dots_rows_f64(&m, &m, n, n, &mut pr, ROWS);
+        assert!(
+            p.iter()
+                .zip(&pr)
+                .all(|(s, r)| (s - r).abs() <= 1e-9 * (1.0 + r.abs())),
+            "dots_rows_f64 sanity check"
+        );
+        g.bench_with_input(BenchmarkId::new("dots_rows_simd", n), &n, |bch, _| {
+            bch.iter(|| {
+                simd::dots_rows_f64(black_box(&m), black_box(&m), n, n, black_box(&mut p), ROWS)
+            })
+        });
+        g.bench_with_input(BenchmarkId::new("dots_rows_scalar", n), &n, |bch, _| {
+            bch.iter(|| {
+                reference::dots_rows_f64(
+                    black_box(&m),
+                    black_box(&m),
+                    n,
+                    n,
+                    black_box(&mut p),
+                    ROWS,
+                )
+            })
         });
     }
     g.finish();

@@ -145,6 +145,37 @@ pub fn dots_f64(a: &[f64], rows: &[f64], stride: usize, out: &mut [f64]) {
     }
 }
 
+/// `out[i·cols + k] = Σ_{m < len} a[i·stride + m]·b[k·stride + m]`: every dot product
+/// of a row of `a` with a row of `b` (`A·Bᵀ` for row-major matrices whose rows are
+/// `stride` apart), for `i < out.len() / cols` and `k < cols`. Products with a row
+/// that does not fit give 0.
+pub fn dots_rows_f64(
+    a: &[f64],
+    b: &[f64],
+    stride: usize,
+    len: usize,
+    out: &mut [f64],
+    cols: usize,
+) {
+    if cols == 0 {
+        return;
+    }
+    let fit_a = rows_that_fit(a.len(), stride, len);
+    let fit_b = rows_that_fit(b.len(), stride, len);
+    for (i, row) in out.chunks_exact_mut(cols).enumerate() {
+        for (k, o) in row.iter_mut().enumerate() {
+            *o = if i < fit_a && k < fit_b {
+                dot_f64(
+                    &a[i * stride..i * stride + len],
+                    &b[k * stride..k * stride + len],
+                )
+            } else {
+                0.0
+            };
+        }
+    }
+}
+
 /// `out[k·stride + q] = rows[q][k]` as f64 for `q < 8` and `k` below the shortest row's
 /// length: eight rows written as eight columns of a row-major matrix (the rows of a
 /// mini-batch turned channel-major). Columns `k` whose eight slots do not fit in `out`

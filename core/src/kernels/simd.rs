@@ -397,7 +397,7 @@ fn dots_group<const R: usize>(a: &[f64], rows: &[f64], stride: usize, j0: usize,
     let tail = (!n.is_multiple_of(8) && n >= 8).then(|| (n - 8, tail_mask_f64(n % 8)));
     let r: [&[f64]; R] = core::array::from_fn(|q| &rows[(j0 + q) * stride..][..n]);
     let mut acc = [f64x8::ZERO; R];
-    for m in (0..body).step_by(8) {
+    for m in (0..body / 8).map(|v| 8 * v) {
         let av = load_f64(&a[m..m + 8]);
         for (acc, r) in acc.iter_mut().zip(&r) {
             *acc = av.mul_add(load_f64(&r[m..m + 8]), *acc);
@@ -409,14 +409,135 @@ fn dots_group<const R: usize>(a: &[f64], rows: &[f64], stride: usize, j0: usize,
             *acc += (av * load_f64(&r[w..])) & mask;
         }
     }
-    for ((o, acc), r) in o.iter_mut().zip(acc).zip(&r) {
-        let mut s = acc.reduce_add();
+    let sums = acc.map(|v| v.reduce_add());
+    for ((o, s), r) in o.iter_mut().zip(sums).zip(&r) {
+        let mut s = s;
         if tail.is_none() {
             for m in body..n {
                 s += a[m] * r[m];
             }
         }
         *o = s;
+    }
+}
+
+/// `out[i·cols + k] = Σ_{m < len} a[i·stride + m]·b[k·stride + m]`: every dot product
+/// of a row of `a` with a row of `b` (`A·Bᵀ`), for `i < out.len() / cols` and
+/// `k < cols`; products with a row that does not fit give 0.
+///
+/// Blocks of two rows of `a` by eight (then four, two, one) rows of `b`: each step
+/// loads ten vectors for sixteen multiply-adds, so the multiply-add pipes, not the
+/// loads, set the pace. Every product is summed as [`dots_f64`] sums it.
+pub fn dots_rows_f64(
+    a: &[f64],
+    b: &[f64],
+    stride: usize,
+    len: usize,
+    out: &mut [f64],
+    cols: usize,
+) {
+    if cols == 0 {
+        return;
+    }
+    let rows = out.len() / cols;
+    let fit_a = super::reference::rows_that_fit(a.len(), stride, len).min(rows);
+    let fit_b = super::reference::rows_that_fit(b.len(), stride, len).min(cols);
+    for (i, row) in out.chunks_exact_mut(cols).enumerate() {
+        row[if i < fit_a { fit_b } else { 0 }..].fill(0.0);
+    }
+    let mut i0 = 0;
+    while i0 + 2 <= fit_a {
+        dots_rows_block::<2>(a, b, stride, len, out, cols, i0, fit_b);
+        i0 += 2;
+    }
+    if i0 < fit_a {
+        dots_rows_block::<1>(a, b, stride, len, out, cols, i0, fit_b);
+    }
+}
+
+/// [`dots_rows_f64`] for the `P` rows of `a` from `i0` against the first `nb` rows of
+/// `b` (all of which fit: the caller checked).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn dots_rows_block<const P: usize>(
+    a: &[f64],
+    b: &[f64],
+    stride: usize,
+    len: usize,
+    out: &mut [f64],
+    cols: usize,
+    i0: usize,
+    nb: usize,
+) {
+    let ar: [&[f64]; P] = core::array::from_fn(|p| &a[(i0 + p) * stride..][..len]);
+    let mut k0 = 0;
+    while k0 + 8 <= nb {
+        dots_rows_group::<P, 8>(&ar, b, stride, out, cols, i0, k0);
+        k0 += 8;
+    }
+    if k0 + 4 <= nb {
+        dots_rows_group::<P, 4>(&ar, b, stride, out, cols, i0, k0);
+        k0 += 4;
+    }
+    if k0 + 2 <= nb {
+        dots_rows_group::<P, 2>(&ar, b, stride, out, cols, i0, k0);
+        k0 += 2;
+    }
+    if k0 < nb {
+        dots_rows_group::<P, 1>(&ar, b, stride, out, cols, i0, k0);
+    }
+}
+
+/// The `P × R` products of rows `ar` with the `R` rows of `b` from `k0`, into `out`.
+#[inline(always)]
+fn dots_rows_group<const P: usize, const R: usize>(
+    ar: &[&[f64]; P],
+    b: &[f64],
+    stride: usize,
+    out: &mut [f64],
+    cols: usize,
+    i0: usize,
+    k0: usize,
+) {
+    use wide::f64x8;
+    let n = ar.first().map_or(0, |r| r.len());
+    let ar: [&[f64]; P] = core::array::from_fn(|p| &ar[p][..n]);
+    let body = n - n % 8;
+    // As in `dots_group`: a ragged tail of a row of eight or more is one more vector,
+    // with the lanes already counted masked off.
+    let tail = (!n.is_multiple_of(8) && n >= 8).then(|| (n - 8, tail_mask_f64(n % 8)));
+    let br: [&[f64]; R] = core::array::from_fn(|q| &b[(k0 + q) * stride..][..n]);
+    let mut acc = [[f64x8::ZERO; R]; P];
+    for m in (0..body / 8).map(|v| 8 * v) {
+        let bv: [f64x8; R] = core::array::from_fn(|q| load_f64(&br[q][m..m + 8]));
+        for (acc, a) in acc.iter_mut().zip(&ar) {
+            let av = load_f64(&a[m..m + 8]);
+            for (acc, bv) in acc.iter_mut().zip(&bv) {
+                *acc = av.mul_add(*bv, *acc);
+            }
+        }
+    }
+    if let Some((w, mask)) = tail {
+        let bv: [f64x8; R] = core::array::from_fn(|q| load_f64(&br[q][w..]));
+        for (acc, a) in acc.iter_mut().zip(&ar) {
+            let av = load_f64(&a[w..]);
+            for (acc, bv) in acc.iter_mut().zip(&bv) {
+                *acc += (av * *bv) & mask;
+            }
+        }
+    }
+    let sums = acc.map(|row| row.map(|v| v.reduce_add()));
+    for (p, (sums, a)) in sums.iter().zip(&ar).enumerate() {
+        let row = &mut out[(i0 + p) * cols + k0..][..R];
+        for ((o, &s), r) in row.iter_mut().zip(sums).zip(&br) {
+            let mut s = s;
+            if tail.is_none() {
+                for m in body..n {
+                    s += a[m] * r[m];
+                }
+            }
+            *o = s;
+        }
     }
 }
 
