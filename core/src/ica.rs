@@ -63,6 +63,20 @@ fn matmul(a: &[f64], b: &[f64], out: &mut [f64], d: usize) {
     imp::gemm_f64(a, b, out, d, d, d);
 }
 
+/// `eta[i] = √ε·zᵢ` with `zᵢ` standard normals: the entries of eq. 16's `η`.
+fn fill_eta<R: Rng + ?Sized>(eps: f64, rng: &mut R, eta: &mut [f64]) {
+    // One fill for D ≤ 16 (a short fill is bound by latency, so fewer is faster).
+    let mut z = [0.0f32; 256];
+    let se = libm::sqrt(eps);
+    for chunk in eta.chunks_mut(z.len()) {
+        let zc = &mut z[..chunk.len()];
+        fill_normal(rng, zc);
+        for (e, &v) in chunk.iter_mut().zip(zc.iter()) {
+            *e = se * v as f64;
+        }
+    }
+}
+
 /// `out = aᵀ` for a `d × d` matrix.
 fn transpose(a: &[f64], out: &mut [f64], d: usize) {
     for (i, ar) in a.chunks_exact(d).enumerate() {
@@ -233,6 +247,20 @@ impl<'a> Ica<'a> {
         out: &mut [f64],
         scratch: &mut [f64],
     ) {
+        self.drift_matrix(w, rows, count, scratch);
+        matmul(&scratch[..self.d * self.d], w, out, self.d);
+    }
+
+    /// The matrix `M = A − λ W Wᵀ` (into the first `d²` scratch words) whose product
+    /// with `W` is `D_W = (A − λ W Wᵀ) W`, eq. 15, with `A = N·I − (N/n) Σ tanh(y/2) yᵀ`
+    /// over `rows` (`count` of them).
+    fn drift_matrix(
+        &self,
+        w: &[f64],
+        rows: impl Iterator<Item = usize>,
+        count: usize,
+        scratch: &mut [f64],
+    ) {
         let d = self.d;
         let (a, rest) = scratch.split_at_mut(d * d);
         // The rows of a chunk of `s` rows transposed (channel-major, stride `s`), so
@@ -298,8 +326,8 @@ impl<'a> Ica<'a> {
         for i in 0..d {
             a[i * d + i] += nn;
         }
-        // out = A W − λ W (WᵀW) = (A − λ W Wᵀ) W: W Wᵀ as W times its transpose (in the
-        // chunk buffers, free now), then one product.
+        // D_W = A W − λ W (WᵀW) = (A − λ W Wᵀ) W: W Wᵀ as W times its transpose (in
+        // the chunk buffers, free now).
         let wt = &mut xt[..d * d];
         transpose(w, wt, d);
         let wwt = &mut yt[..d * d];
@@ -307,7 +335,6 @@ impl<'a> Ica<'a> {
         for (aij, v) in a.iter_mut().zip(wwt.iter()) {
             *aij -= self.lambda * v;
         }
-        matmul(a, w, out, d);
     }
 
     /// From the eigendecomposition of `WᵀW`: `√(WᵀW)` into `root` and `(WᵀW)⁻¹` into
@@ -370,16 +397,7 @@ impl<'a> Ica<'a> {
     ) {
         let d = self.d;
         let eta = &mut scratch[..d * d];
-        // One fill for D ≤ 16 (a short fill is bound by latency, so fewer is faster).
-        let mut z = [0.0f32; 256];
-        let se = libm::sqrt(eps);
-        for chunk in eta.chunks_mut(z.len()) {
-            let zc = &mut z[..chunk.len()];
-            fill_normal(rng, zc);
-            for (e, &v) in chunk.iter_mut().zip(zc.iter()) {
-                *e = se * v as f64;
-            }
-        }
+        fill_eta(eps, rng, eta);
         matmul(eta, w, out, d);
     }
 
@@ -399,18 +417,28 @@ impl<'a> Ica<'a> {
         self.check(w, scratch)?;
         crate::gradient::check_batch(batch, self.len())?;
         let d = self.d;
-        let (dw, rest) = scratch.split_at_mut(d * d);
+        let (b, rest) = scratch.split_at_mut(d * d);
         let (nz, rest) = rest.split_at_mut(d * d);
-        self.natural_gradient_unchecked(w, batch, dw, rest);
-        self.noise(w, eps, rng, nz, rest);
+        // W + ½ε (D_W + Γ) + η W = W + B W with B = ½ε (M + γI) + η, D_W = M W and
+        // Γ = γW: one d × d product instead of two.
+        self.drift_matrix(w, batch.iter().copied(), batch.len(), rest);
+        fill_eta(eps, rng, b);
         let gamma = if self.drift_correction {
             (d + 1) as f64
         } else {
             0.0
         };
+        let h = 0.5 * eps;
+        for (bij, m) in b.iter_mut().zip(&rest[..d * d]) {
+            *bij += h * m;
+        }
+        for i in 0..d {
+            b[i * d + i] += h * gamma;
+        }
         // Propose into the noise buffer; accept only a finite result.
-        for ((e, v), g) in nz.iter_mut().zip(w.iter()).zip(dw.iter()) {
-            *e += v + 0.5 * eps * (g + gamma * v);
+        matmul(b, w, nz, d);
+        for (e, v) in nz.iter_mut().zip(w.iter()) {
+            *e += v;
         }
         if !nz.iter().all(|v| v.is_finite()) {
             return Ok(false);
