@@ -283,12 +283,37 @@ pub fn dot_f64(a: &[f64], b: &[f64]) -> f64 {
 /// final eight columns (recomputing a few outputs by the same chain of operations, so
 /// they do not change).
 pub fn gemm_f64(a: &[f64], b: &[f64], out: &mut [f64], rows: usize, inner: usize, cols: usize) {
-    use wide::f64x8;
     let rows = super::reference::gemm_rows(a.len(), b.len(), out.len(), rows, inner, cols);
     if rows == 0 {
         return;
     }
     let b = &b[..inner * cols];
+    let mut i = 0;
+    while i < rows {
+        // Four rows at a time, the last one to three as one block of their own size
+        // (a block size known at compile time: no per-row branch in the inner loop).
+        let rb = (rows - i).min(4);
+        match rb {
+            4 => gemm_block::<4>(a, b, out, i, inner, cols),
+            3 => gemm_block::<3>(a, b, out, i, inner, cols),
+            2 => gemm_block::<2>(a, b, out, i, inner, cols),
+            _ => gemm_block::<1>(a, b, out, i, inner, cols),
+        }
+        i += rb;
+    }
+}
+
+/// Rows `i..i + RB` of [`gemm_f64`]'s product (all of which fit: the caller checked).
+#[inline(always)]
+fn gemm_block<const RB: usize>(
+    a: &[f64],
+    b: &[f64],
+    out: &mut [f64],
+    i: usize,
+    inner: usize,
+    cols: usize,
+) {
+    use wide::f64x8;
     // Column blocks: (first column, width 16 or 8); the last may overlap its neighbour.
     let block_at = |c: usize| -> Option<(usize, usize)> {
         if c + 16 <= cols {
@@ -301,54 +326,46 @@ pub fn gemm_f64(a: &[f64], b: &[f64], out: &mut [f64], rows: usize, inner: usize
             None
         }
     };
-    let mut i = 0;
-    while i < rows {
-        let rb = (rows - i).min(4);
-        let ar: [&[f64]; 4] = core::array::from_fn(|r| {
-            let row = (i + r.min(rb - 1)) * inner;
-            &a[row..row + inner]
-        });
-        let mut c = 0;
-        while let Some((c0, width)) = block_at(c) {
-            let mut acc = [[f64x8::ZERO; 2]; 4];
+    let ar: [&[f64]; RB] = core::array::from_fn(|r| &a[(i + r) * inner..][..inner]);
+    let mut c = 0;
+    while let Some((c0, width)) = block_at(c) {
+        let mut acc = [[f64x8::ZERO; 2]; RB];
+        if width == 16 {
+            for (k, bk) in b.chunks_exact(cols).enumerate() {
+                let (lo, hi) = (load_f64(&bk[c0..c0 + 8]), load_f64(&bk[c0 + 8..c0 + 16]));
+                for (acc, ar) in acc.iter_mut().zip(&ar) {
+                    let v = f64x8::splat(ar[k]);
+                    acc[0] = v.mul_add(lo, acc[0]);
+                    acc[1] = v.mul_add(hi, acc[1]);
+                }
+            }
+        } else {
+            for (k, bk) in b.chunks_exact(cols).enumerate() {
+                let lo = load_f64(&bk[c0..c0 + 8]);
+                for (acc, ar) in acc.iter_mut().zip(&ar) {
+                    acc[0] = f64x8::splat(ar[k]).mul_add(lo, acc[0]);
+                }
+            }
+        }
+        for (r, acc) in acc.iter().enumerate() {
+            let o = &mut out[(i + r) * cols + c0..][..width];
+            o[..8].copy_from_slice(&acc[0].to_array());
             if width == 16 {
-                for (k, bk) in b.chunks_exact(cols).enumerate() {
-                    let (lo, hi) = (load_f64(&bk[c0..c0 + 8]), load_f64(&bk[c0 + 8..c0 + 16]));
-                    for (acc, ar) in acc.iter_mut().zip(&ar).take(rb) {
-                        let v = f64x8::splat(ar[k]);
-                        acc[0] = v.mul_add(lo, acc[0]);
-                        acc[1] = v.mul_add(hi, acc[1]);
-                    }
-                }
-            } else {
-                for (k, bk) in b.chunks_exact(cols).enumerate() {
-                    let lo = load_f64(&bk[c0..c0 + 8]);
-                    for (acc, ar) in acc.iter_mut().zip(&ar).take(rb) {
-                        acc[0] = f64x8::splat(ar[k]).mul_add(lo, acc[0]);
-                    }
-                }
-            }
-            for (r, acc) in acc.iter().enumerate().take(rb) {
-                let o = &mut out[(i + r) * cols + c0..][..width];
-                o[..8].copy_from_slice(&acc[0].to_array());
-                if width == 16 {
-                    o[8..].copy_from_slice(&acc[1].to_array());
-                }
-            }
-            c = c0 + width;
-        }
-        if cols < 8 {
-            for r in 0..rb {
-                for j in 0..cols {
-                    let mut s = 0.0f64;
-                    for (k, &x) in ar[r].iter().enumerate() {
-                        s += x * b[k * cols + j];
-                    }
-                    out[(i + r) * cols + j] = s;
-                }
+                o[8..].copy_from_slice(&acc[1].to_array());
             }
         }
-        i += rb;
+        c = c0 + width;
+    }
+    if cols < 8 {
+        for (r, ar) in ar.iter().enumerate() {
+            for j in 0..cols {
+                let mut s = 0.0f64;
+                for (k, &x) in ar.iter().enumerate() {
+                    s += x * b[k * cols + j];
+                }
+                out[(i + r) * cols + j] = s;
+            }
+        }
     }
 }
 
@@ -409,9 +426,8 @@ fn dots_group<const R: usize>(a: &[f64], rows: &[f64], stride: usize, j0: usize,
             *acc += (av * load_f64(&r[w..])) & mask;
         }
     }
-    let sums = acc.map(|v| v.reduce_add());
-    for ((o, s), r) in o.iter_mut().zip(sums).zip(&r) {
-        let mut s = s;
+    for ((o, acc), r) in o.iter_mut().zip(&acc).zip(&r) {
+        let mut s = acc.reduce_add();
         if tail.is_none() {
             for m in body..n {
                 s += a[m] * r[m];
@@ -488,7 +504,8 @@ fn dots_rows_block<const P: usize>(
     }
 }
 
-/// The `P × R` products of rows `ar` with the `R` rows of `b` from `k0`, into `out`.
+/// The `P × R` products (`P` is 1 or 2) of rows `ar` with the `R` rows of `b` from
+/// `k0`, into `out`.
 #[inline(always)]
 fn dots_rows_group<const P: usize, const R: usize>(
     ar: &[&[f64]; P],
@@ -501,36 +518,42 @@ fn dots_rows_group<const P: usize, const R: usize>(
 ) {
     use wide::f64x8;
     let n = ar.first().map_or(0, |r| r.len());
-    let ar: [&[f64]; P] = core::array::from_fn(|p| &ar[p][..n]);
+    // The first row twice when P = 1 (its second set of sums is never written).
+    let (a0, a1) = (&ar[0][..n], &ar[P - 1][..n]);
     let body = n - n % 8;
     // As in `dots_group`: a ragged tail of a row of eight or more is one more vector,
     // with the lanes already counted masked off.
     let tail = (!n.is_multiple_of(8) && n >= 8).then(|| (n - 8, tail_mask_f64(n % 8)));
     let br: [&[f64]; R] = core::array::from_fn(|q| &b[(k0 + q) * stride..][..n]);
-    let mut acc = [[f64x8::ZERO; R]; P];
+    // One flat array per row of `a`: LLVM keeps flat arrays of vectors in registers
+    // through the loop, but stores a nested one to memory on every step.
+    let mut acc0 = [f64x8::ZERO; R];
+    let mut acc1 = [f64x8::ZERO; R];
     for m in (0..body / 8).map(|v| 8 * v) {
         let bv: [f64x8; R] = core::array::from_fn(|q| load_f64(&br[q][m..m + 8]));
-        for (acc, a) in acc.iter_mut().zip(&ar) {
-            let av = load_f64(&a[m..m + 8]);
-            for (acc, bv) in acc.iter_mut().zip(&bv) {
+        let av = load_f64(&a0[m..m + 8]);
+        for (acc, bv) in acc0.iter_mut().zip(&bv) {
+            *acc = av.mul_add(*bv, *acc);
+        }
+        if P == 2 {
+            let av = load_f64(&a1[m..m + 8]);
+            for (acc, bv) in acc1.iter_mut().zip(&bv) {
                 *acc = av.mul_add(*bv, *acc);
             }
         }
     }
     if let Some((w, mask)) = tail {
-        let bv: [f64x8; R] = core::array::from_fn(|q| load_f64(&br[q][w..]));
-        for (acc, a) in acc.iter_mut().zip(&ar) {
-            let av = load_f64(&a[w..]);
-            for (acc, bv) in acc.iter_mut().zip(&bv) {
-                *acc += (av * *bv) & mask;
-            }
+        let (av0, av1) = (load_f64(&a0[w..]), load_f64(&a1[w..]));
+        for ((acc0, acc1), b) in acc0.iter_mut().zip(acc1.iter_mut()).zip(&br) {
+            let bv = load_f64(&b[w..]);
+            *acc0 += (av0 * bv) & mask;
+            *acc1 += (av1 * bv) & mask;
         }
     }
-    let sums = acc.map(|row| row.map(|v| v.reduce_add()));
-    for (p, (sums, a)) in sums.iter().zip(&ar).enumerate() {
+    for (p, (acc, a)) in [(acc0, a0), (acc1, a1)].iter().take(P).enumerate() {
         let row = &mut out[(i0 + p) * cols + k0..][..R];
-        for ((o, &s), r) in row.iter_mut().zip(sums).zip(&br) {
-            let mut s = s;
+        for ((o, acc), r) in row.iter_mut().zip(acc).zip(&br) {
+            let mut s = acc.reduce_add();
             if tail.is_none() {
                 for m in body..n {
                     s += a[m] * r[m];
