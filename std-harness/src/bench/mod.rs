@@ -26,9 +26,9 @@
 //! independent vector multiply-add chains; f32 and f64). A workload's floor is the sum
 //! of its operation counts at those peaks: the normals it must draw, the gathers and
 //! scatters of its sparse rows, and the FMAs of its dense arithmetic (the Langevin
-//! update `θ + (ε/2)g + √ε z` and the prior: 3 per parameter; for ICA also `Wx` and
-//! the outer products of the batch, `AW`, `W(WᵀW)`, `WᵀW` and the noise's `η·Lᵀ`). What the floor
-//! leaves out is the cost of transcendental functions (the sigmoid, tanh) and of
+//! update `θ + (ε/2)g + √ε z` and the prior: 3 per parameter; for ICA `Wx` and the
+//! outer products `tanh(y/2)·yᵀ` of the batch, `WWᵀ`, and the one product
+//! `(½ε(A − λWWᵀ + γI) + η)·W` that makes the step). What the floor leaves out is the cost of transcendental functions (the sigmoid, tanh) and of
 //! memory latency, so `ratio = ns / floor` says how far a workload is from its pure
 //! arithmetic.
 

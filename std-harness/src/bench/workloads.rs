@@ -402,9 +402,9 @@ impl Workload for IcaBench {
             normals: d * d,
             gathers: 0.0,
             fmas_f32: 0.0,
-            // y = W·x and Σ tanh(y/2)·yᵀ over the batch; W·Wᵀ, (A − λWWᵀ)·W and the
-            // noise η·W.
-            fmas_f64: b * 2.0 * d * d + 3.0 * d * d * d,
+            // y = W·x and Σ tanh(y/2)·yᵀ over the batch; W·Wᵀ and the step's one
+            // product (½ε(A − λWWᵀ + γI) + η)·W.
+            fmas_f64: b * 2.0 * d * d + 2.0 * d * d * d,
         }
     }
 
