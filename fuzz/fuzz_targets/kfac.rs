@@ -64,7 +64,7 @@ fuzz_target!(|inp: Input| {
     let Ok(mut st) = k.init(&m, &mut theta, &mut scratch) else {
         return;
     };
-    let mut rng = default_rng(inp.seed as u64);
+    let mut rng = default_rng(inp.seed);
     for (batch, eps) in inp.steps.iter().take(16) {
         let batch: Vec<usize> = batch.iter().map(|&i| i as usize).collect();
         let before = st.theta().to_vec();

@@ -39,7 +39,7 @@ fuzz_target!(|input: (u8, Vec<f32>, f64, Vec<f64>, Vec<u16>, f64, u64)| {
     if valid && moderate {
         assert!(out.iter().all(|v| v.is_finite()), "D_W not finite: {out:?}");
     }
-    let mut rng = default_rng(seed as u64);
+    let mut rng = default_rng(seed);
     let mut ws = w.clone();
     match ica.sgld_step(&mut ws, &batch, eps, &mut rng, &mut scratch) {
         Ok(true) => assert!(ws.iter().all(|v| v.is_finite())),

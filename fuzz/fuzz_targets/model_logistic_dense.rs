@@ -9,55 +9,56 @@ use libfuzzer_sys::fuzz_target;
 use sgld::gradient::MiniBatch;
 use sgld::models::{Gaussian, LogisticDense};
 
-fuzz_target!(
-    |input: (u8, Vec<f32>, Vec<bool>, Vec<f32>, Vec<u16>, f32, bool)| {
-        let (dim, x, labels, theta, raw_batch, var, wrap) = input;
-        let d = dim as usize % 9;
-        let y: Vec<f32> = labels.iter().map(|&b| if b { 1.0 } else { -1.0 }).collect();
-        let Ok(prior) = Gaussian::new(var) else {
-            return;
-        };
-        let Ok(model) = LogisticDense::new(&x, &y, d, prior) else {
-            return;
-        };
-        let n = y.len();
-        let batch = common::batch(&raw_batch, n, wrap);
-        let mut grad = vec![0.0f32; d];
-        let valid = theta.len() == d
-            && theta.iter().all(|t| t.is_finite())
-            && !batch.is_empty()
-            && batch.iter().all(|&i| i < n);
-        let got = MiniBatch::new(&model).gradient(&theta, &batch, &mut grad);
-        let moderate = x.iter().chain(&theta).all(|v| v.abs() <= 100.0) && var >= 1e-3 && n <= 1000;
-        let scale = n as f64 / batch.len().max(1) as f64;
-        let mut want = vec![0.0f64; d];
-        let mut bound = vec![0.0f64; d];
-        if valid {
-            for &i in &batch {
-                let row = &x[i * d..(i + 1) * d];
-                let z: f64 = row
-                    .iter()
-                    .zip(&theta)
-                    .map(|(a, b)| *a as f64 * *b as f64)
-                    .sum();
-                let zabs: f64 = row
-                    .iter()
-                    .zip(&theta)
-                    .map(|(a, b)| (*a as f64 * *b as f64).abs())
-                    .sum();
-                let c = y[i] as f64 / (1.0 + (y[i] as f64 * z).exp());
-                for j in 0..d {
-                    want[j] += scale * c * row[j] as f64;
-                    bound[j] += scale * (row[j] as f64).abs() * (1.0 + zabs);
-                }
-            }
+/// The fuzzer's input, taken apart below.
+type Input = (u8, Vec<f32>, Vec<bool>, Vec<f32>, Vec<u16>, f32, bool);
+
+fuzz_target!(|input: Input| {
+    let (dim, x, labels, theta, raw_batch, var, wrap) = input;
+    let d = dim as usize % 9;
+    let y: Vec<f32> = labels.iter().map(|&b| if b { 1.0 } else { -1.0 }).collect();
+    let Ok(prior) = Gaussian::new(var) else {
+        return;
+    };
+    let Ok(model) = LogisticDense::new(&x, &y, d, prior) else {
+        return;
+    };
+    let n = y.len();
+    let batch = common::batch(&raw_batch, n, wrap);
+    let mut grad = vec![0.0f32; d];
+    let valid = theta.len() == d
+        && theta.iter().all(|t| t.is_finite())
+        && !batch.is_empty()
+        && batch.iter().all(|&i| i < n);
+    let got = MiniBatch::new(&model).gradient(&theta, &batch, &mut grad);
+    let moderate = x.iter().chain(&theta).all(|v| v.abs() <= 100.0) && var >= 1e-3 && n <= 1000;
+    let scale = n as f64 / batch.len().max(1) as f64;
+    let mut want = vec![0.0f64; d];
+    let mut bound = vec![0.0f64; d];
+    if valid {
+        for &i in &batch {
+            let row = &x[i * d..(i + 1) * d];
+            let z: f64 = row
+                .iter()
+                .zip(&theta)
+                .map(|(a, b)| *a as f64 * *b as f64)
+                .sum();
+            let zabs: f64 = row
+                .iter()
+                .zip(&theta)
+                .map(|(a, b)| (*a as f64 * *b as f64).abs())
+                .sum();
+            let c = y[i] as f64 / (1.0 + (y[i] as f64 * z).exp());
             for j in 0..d {
-                want[j] -= theta[j] as f64 / var as f64;
-                bound[j] += (theta[j] as f64 / var as f64).abs();
+                want[j] += scale * c * row[j] as f64;
+                bound[j] += scale * (row[j] as f64).abs() * (1.0 + zabs);
             }
         }
-        common::check_gradient(got, valid, &grad, moderate.then_some(&want[..]), |j| {
-            1e-4 * bound[j] + 1e-6
-        });
+        for j in 0..d {
+            want[j] -= theta[j] as f64 / var as f64;
+            bound[j] += (theta[j] as f64 / var as f64).abs();
+        }
     }
-);
+    common::check_gradient(got, valid, &grad, moderate.then_some(&want[..]), |j| {
+        1e-4 * bound[j] + 1e-6
+    });
+});

@@ -8,59 +8,60 @@ use libfuzzer_sys::fuzz_target;
 use sgld::gradient::MiniBatch;
 use sgld::models::{Laplace, LogisticDense, LogisticSparse, SparseRows};
 
-fuzz_target!(
-    |input: (u8, Vec<u8>, Vec<u32>, Vec<bool>, Vec<f32>, Vec<u16>, f32)| {
-        let (dim, lens, raw_idx, labels, theta, raw_batch, scale) = input;
-        let d = dim as usize % 17;
-        // Offsets from row lengths (a malformed variant is tried too).
-        let mut offsets = vec![0usize];
-        for &l in lens.iter().take(64) {
-            offsets.push((offsets.last().unwrap() + (l as usize % 8)).min(raw_idx.len()));
+/// The fuzzer's input, taken apart below.
+type Input = (u8, Vec<u8>, Vec<u32>, Vec<bool>, Vec<f32>, Vec<u16>, f32);
+
+fuzz_target!(|input: Input| {
+    let (dim, lens, raw_idx, labels, theta, raw_batch, scale) = input;
+    let d = dim as usize % 17;
+    // Offsets from row lengths (a malformed variant is tried too).
+    let mut offsets = vec![0usize];
+    for &l in lens.iter().take(64) {
+        offsets.push((offsets.last().unwrap() + (l as usize % 8)).min(raw_idx.len()));
+    }
+    let bad = SparseRows::new(&[1, 0], &raw_idx, d);
+    assert!(bad.is_err());
+    let Ok(rows) = SparseRows::new(&offsets, &raw_idx[..*offsets.last().unwrap()], d) else {
+        return;
+    };
+    let y: Vec<f32> = labels.iter().map(|&b| if b { 1.0 } else { -1.0 }).collect();
+    let Ok(prior) = Laplace::new(scale) else {
+        return;
+    };
+    let Ok(model) = LogisticSparse::new(rows, &y, prior) else {
+        return;
+    };
+    let n = y.len();
+    let batch = common::batch(&raw_batch, n, true);
+    let mut grad = vec![0.0f32; d];
+    let valid = theta.len() == d && theta.iter().all(|t| t.is_finite()) && !batch.is_empty();
+    let got = MiniBatch::new(&model).gradient(&theta, &batch, &mut grad);
+    assert_eq!(got.is_ok(), valid);
+    // The dense model on the same rows (duplicate indices count twice in both).
+    if valid && theta.iter().all(|t| t.abs() <= 100.0) && n <= 64 {
+        let mut x = vec![0.0f32; n * d];
+        for i in 0..n {
+            for &j in rows.row(i) {
+                x[i * d + j as usize] += 1.0;
+            }
         }
-        let bad = SparseRows::new(&[1, 0], &raw_idx, d);
-        assert!(bad.is_err());
-        let Ok(rows) = SparseRows::new(&offsets, &raw_idx[..*offsets.last().unwrap()], d) else {
-            return;
-        };
-        let y: Vec<f32> = labels.iter().map(|&b| if b { 1.0 } else { -1.0 }).collect();
-        let Ok(prior) = Laplace::new(scale) else {
-            return;
-        };
-        let Ok(model) = LogisticSparse::new(rows, &y, prior) else {
-            return;
-        };
-        let n = y.len();
-        let batch = common::batch(&raw_batch, n, true);
-        let mut grad = vec![0.0f32; d];
-        let valid = theta.len() == d && theta.iter().all(|t| t.is_finite()) && !batch.is_empty();
-        let got = MiniBatch::new(&model).gradient(&theta, &batch, &mut grad);
-        assert_eq!(got.is_ok(), valid);
-        // The dense model on the same rows (duplicate indices count twice in both).
-        if valid && theta.iter().all(|t| t.abs() <= 100.0) && n <= 64 {
-            let mut x = vec![0.0f32; n * d];
-            for i in 0..n {
-                for &j in rows.row(i) {
-                    x[i * d + j as usize] += 1.0;
-                }
-            }
-            let dense = LogisticDense::new(&x, &y, d, prior).unwrap();
-            let mut g2 = vec![0.0f32; d];
-            MiniBatch::new(&dense)
-                .gradient(&theta, &batch, &mut g2)
-                .unwrap();
-            let s = n as f32 / batch.len() as f32;
-            for j in 0..d {
-                assert!(grad[j].is_finite());
-                let tol = 1e-3
-                    * (s * batch.len() as f32 * 8.0 + 1.0 / scale)
-                    * (1.0 + theta.iter().map(|t| t.abs()).sum::<f32>());
-                assert!(
-                    (grad[j] - g2[j]).abs() <= tol,
-                    "sparse {} vs dense {}",
-                    grad[j],
-                    g2[j]
-                );
-            }
+        let dense = LogisticDense::new(&x, &y, d, prior).unwrap();
+        let mut g2 = vec![0.0f32; d];
+        MiniBatch::new(&dense)
+            .gradient(&theta, &batch, &mut g2)
+            .unwrap();
+        let s = n as f32 / batch.len() as f32;
+        for j in 0..d {
+            assert!(grad[j].is_finite());
+            let tol = 1e-3
+                * (s * batch.len() as f32 * 8.0 + 1.0 / scale)
+                * (1.0 + theta.iter().map(|t| t.abs()).sum::<f32>());
+            assert!(
+                (grad[j] - g2[j]).abs() <= tol,
+                "sparse {} vs dense {}",
+                grad[j],
+                g2[j]
+            );
         }
     }
-);
+});

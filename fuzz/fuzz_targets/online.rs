@@ -29,7 +29,7 @@ fuzz_target!(|input: (Vec<(Vec<u32>, f32)>, f32, u64)| {
         2,
     )
     .unwrap();
-    let mut rng = default_rng(seed as u64);
+    let mut rng = default_rng(seed);
     for (idx, y) in examples.into_iter().take(100) {
         let Ok(ex) = SparseBinaryExample::<4>::new(&idx, y) else {
             assert!(idx.len() > 4);

@@ -45,7 +45,7 @@ fn drive<S: Sampler>(s: &S, est: &dyn GradientEstimator, inp: &Input, theta0: &[
     let sched = inp
         .cyclical
         .and_then(|(m, t, c)| Cyclical::new(m, t as u64, c as u64).ok());
-    let mut rng = default_rng(inp.seed as u64);
+    let mut rng = default_rng(inp.seed);
     for (t, (batch, eps)) in inp.steps.iter().take(32).enumerate() {
         let eps = sched.map_or(*eps, |c| c.step_size(t as u64));
         let batch: Vec<usize> = batch.iter().map(|&i| i as usize).collect();
@@ -110,29 +110,34 @@ fuzz_target!(|inp: Input| {
     }
     match inp.which % 8 {
         0 => go!(Sgld::new()),
-        1 => match PrecondSgld::new(m, dim) {
-            Ok(s) => go!(s),
-            Err(_) => {}
-        },
-        2 => match Psgld::new(inp.param, inp.param2) {
-            Ok(s) => go!(s.with_gamma_correction(inp.leapfrog & 1 == 1)),
-            Err(_) => {}
-        },
-        3 => match Sghmc::new(inp.param) {
-            Ok(s) => match s.with_noise_estimate(inp.param2) {
-                Ok(s) => go!(s),
-                Err(_) => go!(s),
-            },
-            Err(_) => {}
-        },
-        4 => match Sghd::new(m, dim, (inp.leapfrog % 6) as u32) {
-            Ok(s) => go!(s),
-            Err(_) => {}
-        },
-        5 => match Sgnht::new(inp.param) {
-            Ok(s) => go!(s),
-            Err(_) => {}
-        },
+        1 => {
+            if let Ok(s) = PrecondSgld::new(m, dim) {
+                go!(s)
+            }
+        }
+        2 => {
+            if let Ok(s) = Psgld::new(inp.param, inp.param2) {
+                go!(s.with_gamma_correction(inp.leapfrog & 1 == 1))
+            }
+        }
+        3 => {
+            if let Ok(s) = Sghmc::new(inp.param) {
+                match s.with_noise_estimate(inp.param2) {
+                    Ok(s) => go!(s),
+                    Err(_) => go!(s),
+                }
+            }
+        }
+        4 => {
+            if let Ok(s) = Sghd::new(m, dim, (inp.leapfrog % 6) as u32) {
+                go!(s)
+            }
+        }
+        5 => {
+            if let Ok(s) = Sgnht::new(inp.param) {
+                go!(s)
+            }
+        }
         6 => go!(Mala::new(&model)),
         _ => {
             // Cholesky of an arbitrary matrix: an error or a finite lower factor.

@@ -39,7 +39,7 @@ fuzz_target!(|inp: Input| {
     let Ok(mut state) = Sgld::init(&mut theta, &mut scratch) else {
         return;
     };
-    let mut rng = default_rng(inp.seed as u64);
+    let mut rng = default_rng(inp.seed);
     for (batch, eps) in inp.steps.iter().take(64) {
         let batch: Vec<usize> = batch.iter().map(|&i| i as usize).collect();
         let before = state.theta().to_vec();
