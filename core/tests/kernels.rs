@@ -420,6 +420,32 @@ proptest! {
 }
 
 #[test]
+fn tanh_half_is_within_four_epsilon_on_a_dense_grid() {
+    // Every table entry and every part of the reduced range, near 0 (where tanh(y/2)
+    // ≈ y/2 and the subtraction 1 − t cancels), and past the cap at |y| = 40.
+    let grid =
+        |lo: f64, hi: f64, n: usize| (0..=n).map(move |i| lo + (hi - lo) * i as f64 / n as f64);
+    let y: Vec<f64> = grid(-45.0, 45.0, 400_000)
+        .chain(grid(-1e-3, 1e-3, 20_000))
+        .chain(grid(-3.0, 3.0, 100_001))
+        .collect();
+    let (mut s, mut r) = (vec![0.0f64; y.len()], vec![0.0f64; y.len()]);
+    simd::tanh_half(&y, &mut s);
+    reference::tanh_half(&y, &mut r);
+    for ((v, x), t) in y.iter().zip(&s).zip(&r) {
+        let exact = (0.5 * v).tanh();
+        assert!(
+            (x - exact).abs() <= 4.0 * f64::EPSILON,
+            "y = {v}: {x} vs {exact}"
+        );
+        assert!(
+            (t - exact).abs() <= 4.0 * f64::EPSILON,
+            "twin, y = {v}: {t} vs {exact}"
+        );
+    }
+}
+
+#[test]
 fn dot_with_huge_values_is_exact_where_representable() {
     // 1e19·1e19 = 1e38 is below f32::MAX: no overflow in either twin.
     let a = [1e19f32; 3];
