@@ -122,7 +122,7 @@ impl<M: Model> GradientEstimator for MiniBatch<M> {
     }
 
     fn estimate(&self, theta: &[f32], batch: &[usize], grad: &mut [f32]) {
-        grad.fill(0.0);
+        crate::kernels::zero(grad);
         self.model.add_log_lik_grad(theta, batch, grad);
         let scale = batch_scale(self.model.len(), batch.len());
         for g in grad.iter_mut() {
@@ -157,9 +157,9 @@ fn full_log_lik_grad_into<M: Model + ?Sized>(
     out: &mut [f32],
     tmp: &mut [f32],
 ) {
-    out.fill(0.0);
+    crate::kernels::zero(out);
     for_chunks(model.len(), |chunk| {
-        tmp.fill(0.0);
+        crate::kernels::zero(tmp);
         model.add_log_lik_grad(theta, chunk, tmp);
         for (o, &t) in out.iter_mut().zip(tmp.iter()) {
             *o += t;
@@ -273,7 +273,7 @@ impl<M: Model> GradientEstimator for ControlVariate<'_, M> {
 
     fn estimate(&self, theta: &[f32], batch: &[usize], grad: &mut [f32]) {
         // grad = Σ_b ∇log p(x|θ) − Σ_b ∇log p(x|θ̂), built with add-only model calls.
-        grad.fill(0.0);
+        crate::kernels::zero(grad);
         self.model.add_log_lik_grad(self.centre, batch, grad);
         for g in grad.iter_mut() {
             *g = -*g;

@@ -183,7 +183,7 @@ impl<E: Example, P: Prior, const CAP: usize> GradientEstimator for Window<E, P, 
         self.examples.len()
     }
     fn estimate(&self, theta: &[f32], batch: &[usize], grad: &mut [f32]) {
-        grad.fill(0.0);
+        crate::kernels::zero(grad);
         let (a, b) = self.examples.as_slices();
         for &i in batch {
             let ex = if i < a.len() {

@@ -147,7 +147,73 @@ pub fn langevin_update_precond(
     Ok(())
 }
 
+/// `dst ← src` over their common length. Up to sixteen floats take two overlapping
+/// fixed-size moves instead of a call to the C library's `memcpy`, which costs more
+/// than the copy for the few parameters of a small model's step.
+#[inline(always)]
+pub(crate) fn copy(dst: &mut [f32], src: &[f32]) {
+    let n = dst.len().min(src.len());
+    let (dst, src) = (&mut dst[..n], &src[..n]);
+    match n {
+        0 => {}
+        1..=3 => {
+            dst[0] = src[0];
+            dst[n / 2] = src[n / 2];
+            dst[n - 1] = src[n - 1];
+        }
+        4..=8 => {
+            dst[..4].copy_from_slice(&src[..4]);
+            dst[n - 4..].copy_from_slice(&src[n - 4..]);
+        }
+        9..=16 => {
+            dst[..8].copy_from_slice(&src[..8]);
+            dst[n - 8..].copy_from_slice(&src[n - 8..]);
+        }
+        _ => dst.copy_from_slice(src),
+    }
+}
+
+/// `xs ← 0`, with [`copy`]'s short path for up to sixteen floats.
+#[inline(always)]
+pub(crate) fn zero(xs: &mut [f32]) {
+    const ZEROS: [f32; 16] = [0.0; 16];
+    if xs.len() <= 16 {
+        let n = xs.len();
+        copy(xs, &ZEROS[..n]);
+    } else {
+        xs.fill(0.0);
+    }
+}
+
 /// True when every value of `xs` is finite (no NaN, no ±∞).
 pub fn all_finite(xs: &[f32]) -> bool {
     imp::all_finite(xs)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn short_copy_and_zero_match_the_slice_methods_at_every_length() {
+        let src: [f32; 40] = core::array::from_fn(|i| i as f32 + 0.5);
+        for n in 0..=40 {
+            let (mut a, mut b) = ([-1.0f32; 40], [-1.0f32; 40]);
+            super::copy(&mut a[..n], &src[..n]);
+            b[..n].copy_from_slice(&src[..n]);
+            assert_eq!(a, b, "copy, n = {n}");
+            // Unequal lengths copy the common prefix.
+            let mut c = [-1.0f32; 40];
+            super::copy(&mut c[..n], &src[..n / 2]);
+            assert_eq!(&c[..n / 2], &src[..n / 2]);
+            assert!(
+                c[n / 2..].iter().all(|&v| v == -1.0),
+                "copy past the source, n = {n}"
+            );
+            let mut z = src;
+            super::zero(&mut z[..n]);
+            assert!(
+                z[..n].iter().all(|&v| v == 0.0) && z[n..] == src[n..],
+                "zero, n = {n}"
+            );
+        }
+    }
 }

@@ -104,7 +104,7 @@ impl MalaState<'_> {
 impl<M> Mala<'_, M> {
     /// `out = M·g`.
     fn apply_metric(&self, g: &[f32], out: &mut [f32]) {
-        out.copy_from_slice(g);
+        crate::kernels::copy(out, g);
         match self.metric {
             MalaMetric::Identity => {}
             MalaMetric::Diagonal(m) => {
@@ -292,8 +292,8 @@ impl<'m, M: Model> Mala<'m, M> {
         if common::uniform(rng) < info.accept_prob {
             info.accepted = true;
             s.accepted += 1;
-            s.theta.copy_from_slice(s.prop);
-            s.grad.copy_from_slice(s.grad_prop);
+            crate::kernels::copy(s.theta, s.prop);
+            crate::kernels::copy(s.grad, s.grad_prop);
             s.log_p = log_p_new;
         }
         Ok(info)

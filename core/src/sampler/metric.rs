@@ -64,7 +64,7 @@ impl Metric<'_> {
             Metric::Cholesky(l) => {
                 let d = g.len();
                 // tmp = Lᵀ g
-                tmp.fill(0.0);
+                crate::kernels::zero(tmp);
                 for (i, &gi) in g.iter().enumerate() {
                     for (t, &lij) in tmp[..=i].iter_mut().zip(&l[i * d..i * d + i + 1]) {
                         *t += lij * gi;

@@ -121,7 +121,7 @@ impl<'m> PrecondSgld<'m> {
                 fill_normal(rng, s.noise);
                 self.metric.sqrt_times(s.noise, s.prop);
             } else {
-                s.prop.fill(0.0);
+                crate::kernels::zero(s.prop);
             }
             info.noise_norm = scale * common::norm(s.prop);
             let h = 0.5 * eps;
@@ -129,7 +129,7 @@ impl<'m> PrecondSgld<'m> {
                 *p = t + h * dr + scale * *p;
             }
             if all_finite(s.prop) {
-                s.theta.copy_from_slice(s.prop);
+                crate::kernels::copy(s.theta, s.prop);
             } else {
                 info.non_finite = true;
             }

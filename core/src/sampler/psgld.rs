@@ -185,7 +185,7 @@ impl Psgld {
         if scale > 0.0 {
             fill_normal(rng, s.noise);
         } else {
-            s.noise.fill(0.0);
+            crate::kernels::zero(s.noise);
         }
         let h = 0.5 * eps;
         let use_gamma = self.gamma && !first;
@@ -212,9 +212,9 @@ impl Psgld {
         info.mean_precond = g_sum / s.theta.len() as f32;
         if all_finite(s.noise) {
             if self.gamma {
-                s.theta_prev.copy_from_slice(s.theta);
+                crate::kernels::copy(s.theta_prev, s.theta);
             }
-            s.theta.copy_from_slice(s.noise);
+            crate::kernels::copy(s.theta, s.noise);
         } else {
             info.step.non_finite = true;
             s.refused += 1;

@@ -132,10 +132,10 @@ impl<'m> Sghd<'m> {
                 *u *= scale;
             }
         } else {
-            s.u.fill(0.0);
+            crate::kernels::zero(s.u);
         }
         let noise_norm = h * common::norm(s.u);
-        s.q.copy_from_slice(s.theta);
+        crate::kernels::copy(s.q, s.theta);
         let mut info = StepInfo::default();
         for l in 0..self.leapfrog {
             let gi = common::gradient(estimator, s.q, batch, s.grad, self.opts.clip, eps);
@@ -162,7 +162,7 @@ impl<'m> Sghd<'m> {
         if info.non_finite {
             s.refused += 1;
         } else {
-            s.theta.copy_from_slice(s.q);
+            crate::kernels::copy(s.theta, s.q);
         }
         Ok(info)
     }

@@ -191,7 +191,7 @@ impl Sghmc {
         if base * alpha > 0.0 {
             fill_normal(rng, s.noise);
         } else {
-            s.noise.fill(0.0);
+            crate::kernels::zero(s.noise);
         }
         let mut noise_sq = 0.0f32;
         for i in 0..s.theta.len() {
@@ -223,7 +223,7 @@ impl Sghmc {
             .zip(s.noise.iter())
             .all(|(&t, &v)| v.is_finite() && (t + v).is_finite());
         if ok {
-            s.v.copy_from_slice(s.noise);
+            crate::kernels::copy(s.v, s.noise);
             for (t, &v) in s.theta.iter_mut().zip(s.v.iter()) {
                 *t += v;
             }

@@ -94,7 +94,7 @@ impl NormalPool {
             }
             let k = out.len().min(POOL - self.used);
             let (head, rest) = out.split_at_mut(k);
-            head.copy_from_slice(&self.buf[self.used..self.used + k]);
+            crate::kernels::copy(head, &self.buf[self.used..self.used + k]);
             self.used += k;
             out = rest;
         }
@@ -200,7 +200,7 @@ impl Sgld {
         }
         let (grad, rest) = scratch.split_at_mut(d);
         let noise = &mut rest[..d];
-        grad.fill(0.0);
+        crate::kernels::zero(grad);
         Ok(SgldState {
             theta,
             grad,
@@ -273,13 +273,13 @@ impl Sgld {
         if scale > 0.0 {
             pool.fill(rng, noise);
         } else {
-            noise.fill(0.0);
+            crate::kernels::zero(noise);
         }
         let (noise_sq, finite) =
             imp::langevin_propose_checked(theta, grad, noise, 0.5 * eps, scale);
         info.noise_norm = scale * libm::sqrtf(noise_sq);
         if finite {
-            theta.copy_from_slice(noise);
+            crate::kernels::copy(theta, noise);
         } else {
             info.non_finite = true;
         }

@@ -148,7 +148,7 @@ impl Sgnht {
         if scale > 0.0 {
             fill_normal(rng, s.noise);
         } else {
-            s.noise.fill(0.0);
+            crate::kernels::zero(s.noise);
         }
         info.step.noise_norm = scale * common::norm(s.noise);
         let keep = (1.0 - s.xi) as f32;
@@ -165,7 +165,7 @@ impl Sgnht {
             s.refused += 1;
             return Ok(info);
         }
-        s.v.copy_from_slice(s.noise);
+        crate::kernels::copy(s.v, s.noise);
         for (t, &v) in s.theta.iter_mut().zip(s.v.iter()) {
             *t += v;
         }
