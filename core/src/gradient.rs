@@ -121,6 +121,7 @@ impl<M: Model> GradientEstimator for MiniBatch<M> {
         self.model.len()
     }
 
+    #[inline(always)]
     fn estimate(&self, theta: &[f32], batch: &[usize], grad: &mut [f32]) {
         crate::kernels::zero(grad);
         self.model.add_log_lik_grad(theta, batch, grad);

@@ -179,6 +179,7 @@ pub(crate) fn check_step(
 
 /// Writes `ĝ(θ)` into `grad`, clips it, and starts the step's [`StepInfo`]; `non_finite`
 /// is set when the estimate is not finite (then the step must be refused).
+#[inline(always)]
 pub(crate) fn gradient<E: GradientEstimator + ?Sized>(
     estimator: &E,
     theta: &[f32],

@@ -72,6 +72,7 @@ impl NormalPool {
 
     /// Fills `out` with standard normals: from the pool (refilled when it runs out) for
     /// short `out`, straight from the generator otherwise.
+    #[inline(always)]
     fn fill<R: Rng + ?Sized>(&mut self, rng: &mut R, out: &mut [f32]) {
         if out.len() >= POOL {
             fill_normal(rng, out);
@@ -250,6 +251,7 @@ impl Sgld {
     /// The body of a step on explicit buffers (lengths and inputs already checked):
     /// estimate, clip, draw noise `N(0, ετ)`, propose into `noise`, accept if finite.
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     fn step_buffers<E, R>(
         &self,
         theta: &mut [f32],
