@@ -370,71 +370,12 @@ fn gemm_block<const RB: usize>(
 }
 
 /// `out[j] = Σₘ a[m]·rows[j·stride + m]` for every `j < out.len()`: the dot products
-/// of `a` with the rows of a row-major matrix, eight rows at a time (then four, two,
-/// one) so each vector of `a` is loaded once for up to eight products, which keeps the
-/// multiply-add pipes busy rather than waiting on one row's chain. Every row is summed
-/// the same way, whatever its group. Rows that do not fit in `rows` give 0.
+/// of `a` with the rows of a row-major matrix, which is [`dots_rows_f64`] with `a` as
+/// its one row (eight rows of the matrix at a time, then four, two, one, each summed the
+/// same way). Rows that do not fit in `rows` give 0.
 pub fn dots_f64(a: &[f64], rows: &[f64], stride: usize, out: &mut [f64]) {
-    let n = a.len();
-    let fit = out
-        .len()
-        .min(super::reference::rows_that_fit(rows.len(), stride, n));
-    let (out, unfit) = out.split_at_mut(fit);
-    unfit.fill(0.0);
-    let mut j0 = 0;
-    let mut g8 = out.chunks_exact_mut(8);
-    for o in &mut g8 {
-        dots_group::<8>(a, rows, stride, j0, o);
-        j0 += 8;
-    }
-    let mut g4 = g8.into_remainder().chunks_exact_mut(4);
-    for o in &mut g4 {
-        dots_group::<4>(a, rows, stride, j0, o);
-        j0 += 4;
-    }
-    let mut g2 = g4.into_remainder().chunks_exact_mut(2);
-    for o in &mut g2 {
-        dots_group::<2>(a, rows, stride, j0, o);
-        j0 += 2;
-    }
-    for o in g2.into_remainder().chunks_exact_mut(1) {
-        dots_group::<1>(a, rows, stride, j0, o);
-    }
-}
-
-/// [`dots_f64`] for the `R` rows from `j0` (which fit: the caller checked), into `o`.
-#[inline(always)]
-fn dots_group<const R: usize>(a: &[f64], rows: &[f64], stride: usize, j0: usize, o: &mut [f64]) {
-    use wide::f64x8;
-    let n = a.len();
-    let body = n - n % 8;
-    // With n ≥ 8, a ragged tail is one more vector: the last eight elements, with the
-    // lanes the body already counted masked off (the product is masked, so an ∞ there
-    // cannot make NaN).
-    let tail = (!n.is_multiple_of(8) && n >= 8).then(|| (n - 8, tail_mask_f64(n % 8)));
-    let r: [&[f64]; R] = core::array::from_fn(|q| &rows[(j0 + q) * stride..][..n]);
-    let mut acc = [f64x8::ZERO; R];
-    for m in (0..body / 8).map(|v| 8 * v) {
-        let av = load_f64(&a[m..m + 8]);
-        for (acc, r) in acc.iter_mut().zip(&r) {
-            *acc = av.mul_add(load_f64(&r[m..m + 8]), *acc);
-        }
-    }
-    if let Some((w, mask)) = tail {
-        let av = load_f64(&a[w..]);
-        for (acc, r) in acc.iter_mut().zip(&r) {
-            *acc += (av * load_f64(&r[w..])) & mask;
-        }
-    }
-    for ((o, acc), r) in o.iter_mut().zip(&acc).zip(&r) {
-        let mut s = acc.reduce_add();
-        if tail.is_none() {
-            for m in body..n {
-                s += a[m] * r[m];
-            }
-        }
-        *o = s;
-    }
+    let cols = out.len();
+    dots_rows_f64(a, rows, stride, a.len(), out, cols);
 }
 
 /// `out[i·cols + k] = Σ_{m < len} a[i·stride + m]·b[k·stride + m]`: every dot product
@@ -521,8 +462,9 @@ fn dots_rows_group<const P: usize, const R: usize>(
     // The first row twice when P = 1 (its second set of sums is never written).
     let (a0, a1) = (&ar[0][..n], &ar[P - 1][..n]);
     let body = n - n % 8;
-    // As in `dots_group`: a ragged tail of a row of eight or more is one more vector,
-    // with the lanes already counted masked off.
+    // With n ≥ 8, a ragged tail is one more vector: the last eight elements, with the
+    // lanes the body already counted masked off (the product is masked, so an ∞ there
+    // cannot make NaN).
     let tail = (!n.is_multiple_of(8) && n >= 8).then(|| (n - 8, tail_mask_f64(n % 8)));
     let br: [&[f64]; R] = core::array::from_fn(|q| &b[(k0 + q) * stride..][..n]);
     // One flat array per row of `a`: LLVM keeps flat arrays of vectors in registers
@@ -547,7 +489,9 @@ fn dots_rows_group<const P: usize, const R: usize>(
         for ((acc0, acc1), b) in acc0.iter_mut().zip(acc1.iter_mut()).zip(&br) {
             let bv = load_f64(&b[w..]);
             *acc0 += (av0 * bv) & mask;
-            *acc1 += (av1 * bv) & mask;
+            if P == 2 {
+                *acc1 += (av1 * bv) & mask;
+            }
         }
     }
     for (p, (acc, a)) in [(acc0, a0), (acc1, a1)].iter().take(P).enumerate() {

@@ -157,7 +157,7 @@ pub(crate) fn carve<'a, const K: usize>(
         });
     }
     let mut rest = &mut scratch[..need];
-    crate::kernels::zero(rest);
+    rest.fill(0.0);
     Ok(core::array::from_fn(|_| {
         let (head, tail) = core::mem::take(&mut rest).split_at_mut(d);
         rest = tail;

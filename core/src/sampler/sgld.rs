@@ -201,7 +201,7 @@ impl Sgld {
         }
         let (grad, rest) = scratch.split_at_mut(d);
         let noise = &mut rest[..d];
-        crate::kernels::zero(grad);
+        grad.fill(0.0);
         Ok(SgldState {
             theta,
             grad,

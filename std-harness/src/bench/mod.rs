@@ -28,9 +28,9 @@
 //! scatters of its sparse rows, and the FMAs of its dense arithmetic (the Langevin
 //! update `θ + (ε/2)g + √ε z` and the prior: 3 per parameter; for ICA `Wx` and the
 //! outer products `tanh(y/2)·yᵀ` of the batch, `WWᵀ`, and the one product
-//! `(½ε(A − λWWᵀ + γI) + η)·W` that makes the step). What the floor leaves out is the cost of transcendental functions (the sigmoid, tanh) and of
-//! memory latency, so `ratio = ns / floor` says how far a workload is from its pure
-//! arithmetic.
+//! `(½ε(A − λWWᵀ + γI) + η)·W` that makes the step). What the floor leaves out is the
+//! cost of transcendental functions (the sigmoid, tanh) and of memory latency, so
+//! `ratio = ns / floor` says how far a workload is from its pure arithmetic.
 
 mod peaks;
 mod workloads;
