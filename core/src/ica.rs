@@ -24,7 +24,11 @@
 //! constant step, accepted with the Metropolis–Hastings rule, where
 //! `log q(W → W*) = −tr[(δW − ½εD)(WᵀW)⁻¹(δW − ½εD)ᵀ]/(2ε) − (D/2) log det(WᵀW) + c`.
 //!
-//! Matrices are `D × D`, row-major, in f64 (caller buffers); the data are f32 rows.
+//! Matrices are `D × D`, row-major, in f64 (caller buffers); the data are f32 rows. The
+//! gradient's pass over the data runs at the data's precision: `y = W x` and
+//! `tanh(y/2)` in f32, and `Σ tanh(y/2) yᵀ` in f64, where each product of two f32 is
+//! exact, so a batch's sum does not depend on how its rows are grouped (beyond the
+//! rounding of f64 additions).
 
 use rand_core::Rng;
 
@@ -263,12 +267,19 @@ impl<'a> Ica<'a> {
     ) {
         let d = self.d;
         let (a, rest) = scratch.split_at_mut(d * d);
-        // The rows of a chunk of `s` rows transposed (channel-major, stride `s`), so
+        let (sums, rest) = rest.split_at_mut(d * d);
+        let (wt, rest) = rest.split_at_mut(d * d);
+        // The data path runs in f32 (the data's precision), its sums in f64: W as f32,
+        // and the rows of a chunk of `s` rows transposed (channel-major, stride `s`), so
         // every pass below runs along the rows and covers the whole chunk in one call:
         // xt[k·s + j] = x_{n_j,k}, yt = W·xt, tt = tanh(yt/2).
-        let (xt, rest) = rest.split_at_mut(d * CHUNK_ROWS);
-        let (yt, rest) = rest.split_at_mut(d * CHUNK_ROWS);
-        let tt = &mut rest[..d * CHUNK_ROWS];
+        let f = wide::bytemuck::cast_slice_mut::<f64, f32>(rest);
+        let (w32, f) = f.split_at_mut(d * d);
+        let (xt, f) = f.split_at_mut(d * CHUNK_ROWS);
+        let yt = &mut f[..d * CHUNK_ROWS];
+        for (o, &v) in w32.iter_mut().zip(w) {
+            *o = v as f32;
+        }
         // A = N·I − (N/n) Σ tanh(y/2) yᵀ
         a.fill(0.0);
         let mut rows = rows;
@@ -276,7 +287,7 @@ impl<'a> Ica<'a> {
         while remaining > 0 {
             let s = remaining.min(CHUNK_ROWS);
             remaining -= s;
-            let (xc, yt, tt) = (&mut xt[..d * s], &mut yt[..d * s], &mut tt[..d * s]);
+            let (xc, yt) = (&mut xt[..d * s], &mut yt[..d * s]);
             // m rows of the s planned: a row past the end of the data is skipped.
             // Eight rows at a time as eight columns (a transpose in registers), the
             // last few one element at a time.
@@ -290,14 +301,14 @@ impl<'a> Ica<'a> {
                 eight[q] = row;
                 q += 1;
                 if q == 8 {
-                    imp::columns_f64(&eight, &mut xc[m..], s);
+                    imp::columns_f32(&eight, &mut xc[m..], s);
                     m += 8;
                     q = 0;
                 }
             }
             for row in &eight[..q] {
                 for (k, &v) in row.iter().enumerate() {
-                    xc[k * s + m] = v as f64;
+                    xc[k * s + m] = v;
                 }
                 m += 1;
             }
@@ -308,12 +319,13 @@ impl<'a> Ica<'a> {
                 // Skipped rows leave zeros (y = 0, tanh 0: they add nothing).
                 xc[k * s + m..(k + 1) * s].fill(0.0);
             }
-            imp::gemm_f64(w, xc, yt, d, d, s);
-            imp::tanh_half(yt, tt);
-            // Σ tanh(y/2) yᵀ over the chunk: TT·YTᵀ (d × d, d ≤ MAX_DIM < CHUNK_ROWS)
-            // into the transposed rows' buffer, free once y is computed.
-            let sums = &mut xt[..d * d];
-            imp::dots_rows_f64(tt, yt, s, m, sums, d);
+            imp::gemm_f32(w32, xc, yt, d, d, s);
+            // tanh(y/2) into the transposed rows' buffer, free once y is computed.
+            let tt = xc;
+            imp::tanh_half_f32(yt, tt);
+            // Σ tanh(y/2) yᵀ over the chunk: TT·YTᵀ (d × d) summed in f64, where the
+            // products of f32 are exact.
+            imp::dots_rows_f32(tt, yt, s, m, sums, d);
             for (aij, v) in a.iter_mut().zip(sums.iter()) {
                 *aij -= v;
             }
@@ -326,11 +338,9 @@ impl<'a> Ica<'a> {
         for i in 0..d {
             a[i * d + i] += nn;
         }
-        // D_W = A W − λ W (WᵀW) = (A − λ W Wᵀ) W: W Wᵀ as W times its transpose (in
-        // the chunk buffers, free now).
-        let wt = &mut xt[..d * d];
+        // D_W = A W − λ W (WᵀW) = (A − λ W Wᵀ) W: W Wᵀ as W times its transpose.
         transpose(w, wt, d);
-        let wwt = &mut yt[..d * d];
+        let wwt = sums;
         matmul(w, wt, wwt, d);
         for (aij, v) in a.iter_mut().zip(wwt.iter()) {
             *aij -= self.lambda * v;

@@ -285,9 +285,11 @@ proptest! {
         let mut draw = |n: usize| {
             let mut z = vec![0.0f32; n];
             sgld::noise::fill_normal(&mut g, &mut z);
-            z.into_iter().map(f64::from).collect::<Vec<f64>>()
+            z
         };
-        let (a, b) = (draw(size(ra, short_a)), draw(size(rb, short_b)));
+        let (a32, b32) = (draw(size(ra, short_a)), draw(size(rb, short_b)));
+        let widen = |v: &[f32]| v.iter().map(|&x| f64::from(x)).collect::<Vec<f64>>();
+        let (a, b) = (widen(&a32), widen(&b32));
         let cols = rb.saturating_sub(cols_cut).max(1);
         let (fit_a, fit_b) = (
             reference::rows_that_fit(a.len(), stride, len),
@@ -311,6 +313,13 @@ proptest! {
                 prop_assert!((x - y).abs() <= tol, "{i},{k}: {x} vs {y}");
             }
         }
+        // f32 rows: each product is exact in f64, so both twins give the f64 results of
+        // the widened rows bit for bit.
+        let (mut s32, mut r32) = (vec![f64::NAN; ra * cols], vec![f64::NAN; ra * cols]);
+        simd::dots_rows_f32(&a32, &b32, stride, len, &mut s32, cols);
+        reference::dots_rows_f32(&a32, &b32, stride, len, &mut r32, cols);
+        prop_assert_eq!(&s32, &s);
+        prop_assert_eq!(&r32, &r);
         // Each product is summed as dots_f64 sums it.
         if ra > 0 && fit_a > 0 && fit_b >= cols {
             let mut d = vec![0.0f64; cols];
@@ -355,6 +364,13 @@ proptest! {
         if short == 0 || d == 0 {
             prop_assert_eq!(written, d);
         }
+        // Into f32: the same slots, the same values.
+        let (mut s32, mut r32) = (vec![f32::NAN; n_out], vec![f32::NAN; n_out]);
+        simd::columns_f32(&rows, &mut s32, stride);
+        reference::columns_f32(&rows, &mut r32, stride);
+        for ((a, b), c) in s32.iter().zip(&r32).zip(&r) {
+            prop_assert!(same(f64::from(*a), *c) && same(f64::from(*b), *c), "{a} / {b} vs {c}");
+        }
     }
 
     #[test]
@@ -369,10 +385,14 @@ proptest! {
         let mut draw = |n: usize| {
             let mut z = vec![0.0f32; n];
             sgld::noise::fill_normal(&mut g, &mut z);
-            z.into_iter().map(f64::from).collect::<Vec<f64>>()
+            z
         };
-        let a = draw((rows * inner).saturating_sub(short_a));
-        let b = draw((inner * cols).saturating_sub(short_b));
+        let (a32, b32) = (
+            draw((rows * inner).saturating_sub(short_a)),
+            draw((inner * cols).saturating_sub(short_b)),
+        );
+        let widen = |v: &[f32]| v.iter().map(|&x| f64::from(x)).collect::<Vec<f64>>();
+        let (a, b) = (widen(&a32), widen(&b32));
         let n_out = (rows * cols).saturating_sub(short_out);
         let (mut s, mut r) = (vec![f64::NAN; n_out], vec![f64::NAN; n_out]);
         simd::gemm_f64(&a, &b, &mut s, rows, inner, cols);
@@ -387,6 +407,35 @@ proptest! {
             let abs: f64 = (0..inner).map(|q| (a[i * inner + q] * b[q * cols + j]).abs()).sum();
             let tol = 2.0 * (inner + 1) as f64 * u * abs;
             prop_assert!((x - y).abs() <= tol, "out[{i}][{j}]: {x} vs {y}");
+        }
+        // In f32: the same slots written, each within the f32 bound of the f64 product.
+        let (mut s32, mut r32) = (vec![f32::NAN; n_out], vec![f32::NAN; n_out]);
+        simd::gemm_f32(&a32, &b32, &mut s32, rows, inner, cols);
+        reference::gemm_f32(&a32, &b32, &mut r32, rows, inner, cols);
+        let u32 = f64::from(f32::EPSILON) / 2.0;
+        for (k, ((x, y), z)) in s32.iter().zip(&r32).zip(&r).enumerate() {
+            prop_assert_eq!(x.is_nan(), z.is_nan(), "out[{}] written by one side only", k);
+            prop_assert_eq!(y.is_nan(), z.is_nan(), "out[{}] written by one side only", k);
+            if z.is_nan() {
+                continue;
+            }
+            let (i, j) = (k / cols, k % cols);
+            let abs: f64 = (0..inner).map(|q| (a[i * inner + q] * b[q * cols + j]).abs()).sum();
+            let tol = (inner + 1) as f64 * u32 * abs + 4.0 * u * abs;
+            for v in [x, y] {
+                prop_assert!((f64::from(*v) - z).abs() <= tol, "out[{i}][{j}]: {v} vs {z}");
+            }
+        }
+        // A column of the SIMD product does not depend on how many columns there are:
+        // column 0 alone gives the same values bit for bit.
+        let fits = rows * inner <= a32.len() && inner * cols <= b32.len() && rows * cols <= n_out;
+        if fits && cols > 0 {
+            let b0: Vec<f32> = (0..inner).map(|q| b32[q * cols]).collect();
+            let mut one = vec![f32::NAN; rows];
+            simd::gemm_f32(&a32, &b0, &mut one, rows, inner, 1);
+            for i in 0..rows {
+                prop_assert_eq!(one[i].to_bits(), s32[i * cols].to_bits(), "row {}", i);
+            }
         }
     }
 
@@ -408,6 +457,28 @@ proptest! {
                 prop_assert!(x.is_nan() && t.is_nan());
             } else {
                 prop_assert!((x - t).abs() <= 4.0 * f64::EPSILON, "y = {v}: {x} vs {t}");
+            }
+        }
+    }
+
+    #[test]
+    fn tanh_half_f32_matches_twin(y in prop::collection::vec(prop_oneof![
+        8 => -40.0f32..40.0,
+        2 => -1e-6f32..1e-6,
+        2 => -2000.0f32..2000.0,
+        1 => Just(f32::NAN),
+        1 => Just(f32::INFINITY),
+        1 => Just(f32::NEG_INFINITY),
+        1 => Just(0.0f32),
+    ], 0..=MAX_LEN)) {
+        let (mut s, mut r) = (vec![0.0f32; y.len()], vec![0.0f32; y.len()]);
+        simd::tanh_half_f32(&y, &mut s);
+        reference::tanh_half_f32(&y, &mut r);
+        for ((x, t), v) in s.iter().zip(&r).zip(&y) {
+            if v.is_nan() {
+                prop_assert!(x.is_nan() && t.is_nan());
+            } else {
+                prop_assert!((x - t).abs() <= 4.0 * f32::EPSILON, "y = {v}: {x} vs {t}");
             }
         }
     }
@@ -440,6 +511,33 @@ fn tanh_half_is_within_four_epsilon_on_a_dense_grid() {
         );
         assert!(
             (t - exact).abs() <= 4.0 * f64::EPSILON,
+            "twin, y = {v}: {t} vs {exact}"
+        );
+    }
+}
+
+#[test]
+fn tanh_half_f32_is_within_four_epsilon_on_a_dense_grid() {
+    // As for f64: every table entry and part of the reduced range, near 0, past the cap.
+    let grid = |lo: f64, hi: f64, n: usize| {
+        (0..=n).map(move |i| (lo + (hi - lo) * i as f64 / n as f64) as f32)
+    };
+    let y: Vec<f32> = grid(-45.0, 45.0, 400_000)
+        .chain(grid(-1e-3, 1e-3, 20_000))
+        .chain(grid(-3.0, 3.0, 100_001))
+        .collect();
+    let (mut s, mut r) = (vec![0.0f32; y.len()], vec![0.0f32; y.len()]);
+    simd::tanh_half_f32(&y, &mut s);
+    reference::tanh_half_f32(&y, &mut r);
+    let tol = 4.0 * f64::from(f32::EPSILON);
+    for ((v, x), t) in y.iter().zip(&s).zip(&r) {
+        let exact = (0.5 * f64::from(*v)).tanh();
+        assert!(
+            (f64::from(*x) - exact).abs() <= tol,
+            "y = {v}: {x} vs {exact}"
+        );
+        assert!(
+            (f64::from(*t) - exact).abs() <= tol,
             "twin, y = {v}: {t} vs {exact}"
         );
     }

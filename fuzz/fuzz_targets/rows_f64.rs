@@ -1,8 +1,9 @@
-//! `simd::dots_f64`, `simd::dots_rows_f64`, `simd::gemm_f64` and `simd::columns_f64`
-//! (the ICA gradient's matrix kernels): never panic for any operands, strides and
-//! shapes; agree with their scalar twins within γₖ of the terms where the input is
-//! moderate (columns: exactly); skip (gemm, columns) or zero (dots, dots_rows) the rows
-//! that do not fit.
+//! The matrix kernels `simd::dots_f64`, `simd::dots_rows_f64`, `simd::gemm_f64`,
+//! `simd::columns_f64`, their f32 versions (the ICA gradient's data path) and
+//! `simd::tanh_half_f32`: never panic for any operands, strides and shapes; agree with
+//! their scalar twins within γₖ of the terms where the input is moderate (columns and
+//! the f32 row products: exactly); skip (gemm, columns) or zero (dots, dots_rows) the
+//! rows that do not fit.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -98,5 +99,85 @@ fuzz_target!(|input: (Vec<f64>, Vec<f64>, u8, u8)| {
     reference::columns_f64(&eight, &mut r, stride);
     for (k, (x, y)) in s.iter().zip(&r).enumerate() {
         assert!(x.to_bits() == y.to_bits(), "columns slot {k}: {x} vs {y}");
+    }
+
+    // The f32 versions on the same operands rounded to f32.
+    let (c32, r32): (Vec<f32>, Vec<f32>) = (
+        coef.iter().map(|&v| v as f32).collect(),
+        rows.iter().map(|&v| v as f32).collect(),
+    );
+    let (w32, wr32): (Vec<f64>, Vec<f64>) = (
+        c32.iter().map(|&v| f64::from(v)).collect(),
+        r32.iter().map(|&v| f64::from(v)).collect(),
+    );
+    let n_out = cols * (1 + rows.len() % 5);
+    let (mut s, mut r) = (vec![f64::NAN; n_out], vec![f64::NAN; n_out]);
+    simd::dots_rows_f32(&c32, &r32, stride, len, &mut s, cols);
+    reference::dots_rows_f32(&c32, &r32, stride, len, &mut r, cols);
+    let (mut s64, mut r64) = (vec![f64::NAN; n_out], vec![f64::NAN; n_out]);
+    simd::dots_rows_f64(&w32, &wr32, stride, len, &mut s64, cols);
+    reference::dots_rows_f64(&w32, &wr32, stride, len, &mut r64, cols);
+    // (NaN payloads may differ.)
+    let same = |a: &[f64], b: &[f64]| {
+        a.iter()
+            .zip(b)
+            .all(|(x, y)| x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()))
+    };
+    assert!(
+        same(&s, &s64) && same(&r, &r64),
+        "dots_rows_f32 differs from f64"
+    );
+
+    let (gr, gi, gc) = (stride % 11, len % 13, (stride / 11 + len / 13) % 40);
+    let n_out = (gr * gc).saturating_sub(coef.len() % 3);
+    let (mut s, mut r) = (vec![f32::NAN; n_out], vec![f32::NAN; n_out]);
+    simd::gemm_f32(&c32, &r32, &mut s, gr, gi, gc);
+    reference::gemm_f32(&c32, &r32, &mut r, gr, gi, gc);
+    if moderate(&w32) && moderate(&wr32) && w32.iter().chain(&wr32).all(|x| x.abs() < 1e15) {
+        let u = f64::from(f32::EPSILON) / 2.0;
+        for (k, (x, y)) in s.iter().zip(&r).enumerate() {
+            assert_eq!(
+                x.is_nan(),
+                y.is_nan(),
+                "gemm_f32 out[{k}] written by one side only"
+            );
+            if y.is_nan() {
+                continue;
+            }
+            let (i, j) = (k / gc, k % gc);
+            let abs: f64 = (0..gi)
+                .map(|q| (w32[i * gi + q] * wr32[q * gc + j]).abs())
+                .sum();
+            let tol = 2.0 * (gi + 1) as f64 * u * abs;
+            assert!(
+                (f64::from(*x) - f64::from(*y)).abs() <= tol,
+                "gemm_f32 {i},{j}: {x} vs {y}"
+            );
+        }
+    }
+
+    let n_out = len * stride.max(1);
+    let (mut s, mut r) = (vec![f32::NAN; n_out], vec![f32::NAN; n_out]);
+    simd::columns_f32(&eight, &mut s, stride);
+    reference::columns_f32(&eight, &mut r, stride);
+    for (k, (x, y)) in s.iter().zip(&r).enumerate() {
+        assert!(
+            x.to_bits() == y.to_bits(),
+            "columns_f32 slot {k}: {x} vs {y}"
+        );
+    }
+
+    let (mut s, mut r) = (vec![0.0f32; r32.len()], vec![0.0f32; r32.len()]);
+    simd::tanh_half_f32(&r32, &mut s);
+    reference::tanh_half_f32(&r32, &mut r);
+    for ((x, y), v) in s.iter().zip(&r).zip(&r32) {
+        if v.is_nan() {
+            assert!(x.is_nan() && y.is_nan(), "tanh_half_f32 of NaN: {x} / {y}");
+        } else {
+            assert!(
+                (x - y).abs() <= 4.0 * f32::EPSILON,
+                "tanh_half_f32({v}): {x} vs {y}"
+            );
+        }
     }
 });

@@ -308,6 +308,104 @@ fn row_kernels(c: &mut Criterion) {
     g.finish();
 }
 
+/// The ICA chunk passes as the model runs them, in f32 with f64 sums: ten rows (D = 10)
+/// of each length turned channel-major (eight at a time), multiplied by a 10 × 10
+/// matrix (`y = W·x`), `tanh(y/2)`, and `Σ tanh(y/2)·yᵀ`; throughput counts the rows'
+/// elements.
+fn row_kernels_f32(c: &mut Criterion) {
+    const ROWS: usize = 10;
+    let mut g = c.benchmark_group("rows_f32");
+    for n in LENGTHS {
+        let m = data(ROWS * n, 13);
+        let w10 = data(ROWS * ROWS, 16);
+        let (mut y, mut yr) = (vec![0.0f32; ROWS * n], vec![0.0f32; ROWS * n]);
+        simd::gemm_f32(&w10, &m, &mut y, ROWS, ROWS, n);
+        reference::gemm_f32(&w10, &m, &mut yr, ROWS, ROWS, n);
+        assert!(
+            y.iter()
+                .zip(&yr)
+                .all(|(s, r)| (s - r).abs() <= 1e-4 * (1.0 + r.abs())),
+            "gemm_f32 sanity check"
+        );
+        let (mut t, mut tr) = (vec![0.0f32; ROWS * n], vec![0.0f32; ROWS * n]);
+        simd::tanh_half_f32(&y, &mut t);
+        reference::tanh_half_f32(&y, &mut tr);
+        assert!(
+            t.iter()
+                .zip(&tr)
+                .all(|(s, r)| (s - r).abs() <= 4.0 * f32::EPSILON),
+            "tanh_half_f32 sanity check"
+        );
+        let (mut p, mut pr) = ([0.0f64; ROWS * ROWS], [0.0f64; ROWS * ROWS]);
+        simd::dots_rows_f32(&t, &y, n, n, &mut p, ROWS);
+        reference::dots_rows_f32(&t, &y, n, n, &mut pr, ROWS);
+        assert!(
+            p.iter()
+                .zip(&pr)
+                .all(|(s, r)| (s - r).abs() <= 1e-9 * (1.0 + r.abs())),
+            "dots_rows_f32 sanity check"
+        );
+        g.throughput(Throughput::Elements((ROWS * n) as u64));
+        // The rows turned channel-major: the first eight rows as columns, `stride` n.
+        let rows: [&[f32]; 8] = std::array::from_fn(|q| &m[q * ROWS..(q + 1) * ROWS]);
+        let mut xt = vec![0.0f32; ROWS * n.max(8)];
+        g.bench_with_input(BenchmarkId::new("columns_simd", n), &n, |bch, _| {
+            bch.iter(|| simd::columns_f32(black_box(&rows), black_box(&mut xt), n.max(8)))
+        });
+        g.bench_with_input(BenchmarkId::new("columns_scalar", n), &n, |bch, _| {
+            bch.iter(|| reference::columns_f32(black_box(&rows), black_box(&mut xt), n.max(8)))
+        });
+        g.bench_with_input(BenchmarkId::new("gemm_simd", n), &n, |bch, _| {
+            bch.iter(|| {
+                simd::gemm_f32(
+                    black_box(&w10),
+                    black_box(&m),
+                    black_box(&mut y),
+                    ROWS,
+                    ROWS,
+                    n,
+                )
+            })
+        });
+        g.bench_with_input(BenchmarkId::new("gemm_scalar", n), &n, |bch, _| {
+            bch.iter(|| {
+                reference::gemm_f32(
+                    black_box(&w10),
+                    black_box(&m),
+                    black_box(&mut y),
+                    ROWS,
+                    ROWS,
+                    n,
+                )
+            })
+        });
+        g.bench_with_input(BenchmarkId::new("tanh_half_simd", n), &n, |bch, _| {
+            bch.iter(|| simd::tanh_half_f32(black_box(&y), black_box(&mut t)))
+        });
+        g.bench_with_input(BenchmarkId::new("tanh_half_scalar", n), &n, |bch, _| {
+            bch.iter(|| reference::tanh_half_f32(black_box(&y), black_box(&mut t)))
+        });
+        g.bench_with_input(BenchmarkId::new("dots_rows_simd", n), &n, |bch, _| {
+            bch.iter(|| {
+                simd::dots_rows_f32(black_box(&t), black_box(&y), n, n, black_box(&mut p), ROWS)
+            })
+        });
+        g.bench_with_input(BenchmarkId::new("dots_rows_scalar", n), &n, |bch, _| {
+            bch.iter(|| {
+                reference::dots_rows_f32(
+                    black_box(&t),
+                    black_box(&y),
+                    n,
+                    n,
+                    black_box(&mut p),
+                    ROWS,
+                )
+            })
+        });
+    }
+    g.finish();
+}
+
 /// Eight f32 rows of each length written as eight f64 columns (the ICA mini-batch turned
 /// channel-major); throughput counts the elements.
 fn columns(c: &mut Criterion) {
@@ -336,6 +434,7 @@ fn columns(c: &mut Criterion) {
 criterion_group!(
     benches,
     row_kernels,
+    row_kernels_f32,
     columns,
     dot,
     axpy,

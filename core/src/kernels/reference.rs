@@ -106,6 +106,13 @@ pub fn tanh_half(y: &[f64], out: &mut [f64]) {
     }
 }
 
+/// `out[i] ← tanh(y[i]/2)` with libm's `tanhf`.
+pub fn tanh_half_f32(y: &[f32], out: &mut [f32]) {
+    for (o, &v) in out.iter_mut().zip(y) {
+        *o = libm::tanhf(0.5 * v);
+    }
+}
+
 /// `Σ aᵢ·bᵢ` in f64, left to right.
 pub fn dot_f64(a: &[f64], b: &[f64]) -> f64 {
     let mut s = 0.0f64;
@@ -157,6 +164,29 @@ pub fn dots_rows_f64(
     out: &mut [f64],
     cols: usize,
 ) {
+    dots_rows(a, b, stride, len, out, cols);
+}
+
+/// [`dots_rows_f64`] of f32 rows, each product (exact in f64) summed in f64.
+pub fn dots_rows_f32(
+    a: &[f32],
+    b: &[f32],
+    stride: usize,
+    len: usize,
+    out: &mut [f64],
+    cols: usize,
+) {
+    dots_rows(a, b, stride, len, out, cols);
+}
+
+fn dots_rows<T: Copy + Into<f64>>(
+    a: &[T],
+    b: &[T],
+    stride: usize,
+    len: usize,
+    out: &mut [f64],
+    cols: usize,
+) {
     if cols == 0 {
         return;
     }
@@ -165,10 +195,12 @@ pub fn dots_rows_f64(
     for (i, row) in out.chunks_exact_mut(cols).enumerate() {
         for (k, o) in row.iter_mut().enumerate() {
             *o = if i < fit_a && k < fit_b {
-                dot_f64(
-                    &a[i * stride..i * stride + len],
-                    &b[k * stride..k * stride + len],
-                )
+                let (ar, br) = (&a[i * stride..][..len], &b[k * stride..][..len]);
+                let mut s = 0.0f64;
+                for (&x, &y) in ar.iter().zip(br) {
+                    s += x.into() * y.into();
+                }
+                s
             } else {
                 0.0
             };
@@ -181,10 +213,19 @@ pub fn dots_rows_f64(
 /// mini-batch turned channel-major). Columns `k` whose eight slots do not fit in `out`
 /// are skipped; with `stride < 8`, where columns overlap, the later column wins.
 pub fn columns_f64(rows: &[&[f32]; 8], out: &mut [f64], stride: usize) {
+    columns(rows, out, stride);
+}
+
+/// [`columns_f64`] into f32.
+pub fn columns_f32(rows: &[&[f32]; 8], out: &mut [f32], stride: usize) {
+    columns(rows, out, stride);
+}
+
+fn columns<T: From<f32>>(rows: &[&[f32]; 8], out: &mut [T], stride: usize) {
     let d = columns_that_fit(rows, out.len(), stride);
     for k in 0..d {
         for (q, row) in rows.iter().enumerate() {
-            out[k * stride + q] = row[k] as f64;
+            out[k * stride + q] = T::from(row[k]);
         }
     }
 }
@@ -200,12 +241,24 @@ pub fn columns_that_fit(rows: &[&[f32]; 8], out: usize, stride: usize) -> usize 
 /// (`rows × cols`); rows of `a` or `out` that do not fit are skipped, and nothing is
 /// written when `b` is shorter than `inner × cols`.
 pub fn gemm_f64(a: &[f64], b: &[f64], out: &mut [f64], rows: usize, inner: usize, cols: usize) {
+    gemm(a, b, out, rows, inner, cols);
+}
+
+/// [`gemm_f64`] in f32.
+pub fn gemm_f32(a: &[f32], b: &[f32], out: &mut [f32], rows: usize, inner: usize, cols: usize) {
+    gemm(a, b, out, rows, inner, cols);
+}
+
+fn gemm<T>(a: &[T], b: &[T], out: &mut [T], rows: usize, inner: usize, cols: usize)
+where
+    T: Copy + Default + core::ops::Add<Output = T> + core::ops::Mul<Output = T>,
+{
     let rows = gemm_rows(a.len(), b.len(), out.len(), rows, inner, cols);
     for i in 0..rows {
         for j in 0..cols {
-            let mut s = 0.0f64;
+            let mut s = T::default();
             for k in 0..inner {
-                s += a[i * inner + k] * b[k * cols + j];
+                s = s + a[i * inner + k] * b[k * cols + j];
             }
             out[i * cols + j] = s;
         }

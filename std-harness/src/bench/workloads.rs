@@ -401,10 +401,10 @@ impl Workload for IcaBench {
         Ops {
             normals: d * d,
             gathers: 0.0,
-            fmas_f32: 0.0,
-            // y = W·x and Σ tanh(y/2)·yᵀ over the batch; W·Wᵀ and the step's one
-            // product (½ε(A − λWWᵀ + γI) + η)·W.
-            fmas_f64: b * 2.0 * d * d + 2.0 * d * d * d,
+            // y = W·x over the batch in f32; Σ tanh(y/2)·yᵀ in f64, W·Wᵀ and the step's
+            // one product (½ε(A − λWWᵀ + γI) + η)·W.
+            fmas_f32: b * d * d,
+            fmas_f64: b * d * d + 2.0 * d * d * d,
         }
     }
 
