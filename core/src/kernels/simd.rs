@@ -551,8 +551,13 @@ fn dots_rows<T: Widen>(a: &[T], b: &[T], stride: usize, len: usize, out: &mut [f
     for (i, row) in out.chunks_exact_mut(cols).enumerate() {
         row[if i < fit_a { fit_b } else { 0 }..].fill(0.0);
     }
+    // Blocks of four rows of `a` (then two, one), each against groups of rows of `b`.
     let mut i0 = 0;
-    while i0 + 2 <= fit_a {
+    while i0 + 4 <= fit_a {
+        dots_rows_block::<T, 4>(a, b, stride, len, out, cols, i0, fit_b);
+        i0 += 4;
+    }
+    if i0 + 2 <= fit_a {
         dots_rows_block::<T, 2>(a, b, stride, len, out, cols, i0, fit_b);
         i0 += 2;
     }
@@ -576,25 +581,31 @@ fn dots_rows_block<T: Widen, const P: usize>(
     nb: usize,
 ) {
     let ar: [&[T]; P] = core::array::from_fn(|p| &a[(i0 + p) * stride..][..len]);
+    // Groups of rows of `b` as even as their number allows (ten rows are two groups of
+    // five, not eight and two), each at most what fits in the 32 vector registers with
+    // the `P × R` accumulators: a group costs what its multiply-adds do only when it
+    // has enough of them.
+    let most = if P == 4 { 5 } else { 8 };
+    let groups = nb.div_ceil(most);
     let mut k0 = 0;
-    while k0 + 8 <= nb {
-        dots_rows_group::<T, P, 8>(&ar, b, stride, out, cols, i0, k0);
-        k0 += 8;
-    }
-    if k0 + 4 <= nb {
-        dots_rows_group::<T, P, 4>(&ar, b, stride, out, cols, i0, k0);
-        k0 += 4;
-    }
-    if k0 + 2 <= nb {
-        dots_rows_group::<T, P, 2>(&ar, b, stride, out, cols, i0, k0);
-        k0 += 2;
-    }
-    if k0 < nb {
-        dots_rows_group::<T, P, 1>(&ar, b, stride, out, cols, i0, k0);
+    for g in 0..groups {
+        let r = (nb - k0).div_ceil(groups - g);
+        let group = match r {
+            8 => dots_rows_group::<T, P, 8>,
+            7 => dots_rows_group::<T, P, 7>,
+            6 => dots_rows_group::<T, P, 6>,
+            5 => dots_rows_group::<T, P, 5>,
+            4 => dots_rows_group::<T, P, 4>,
+            3 => dots_rows_group::<T, P, 3>,
+            2 => dots_rows_group::<T, P, 2>,
+            _ => dots_rows_group::<T, P, 1>,
+        };
+        group(&ar, b, stride, out, cols, i0, k0);
+        k0 += r;
     }
 }
 
-/// The `P × R` products (`P` is 1 or 2) of rows `ar` with the `R` rows of `b` from
+/// The `P × R` products (`P` is 1, 2 or 4) of rows `ar` with the `R` rows of `b` from
 /// `k0`, into `out`.
 #[inline(always)]
 fn dots_rows_group<T: Widen, const P: usize, const R: usize>(
@@ -608,8 +619,8 @@ fn dots_rows_group<T: Widen, const P: usize, const R: usize>(
 ) {
     use wide::f64x8;
     let n = ar.first().map_or(0, |r| r.len());
-    // The first row twice when P = 1 (its second set of sums is never written).
-    let (a0, a1) = (&ar[0][..n], &ar[P - 1][..n]);
+    // Rows of `a` past the first P repeat the last one (their sums are never written).
+    let a: [&[T]; 4] = core::array::from_fn(|p| &ar[p.min(P - 1)][..n]);
     let body = n - n % 8;
     // With n ≥ 8, a ragged tail is one more vector: the last eight elements, with the
     // lanes the body already counted masked off (the product is masked, so an ∞ there
@@ -620,36 +631,49 @@ fn dots_rows_group<T: Widen, const P: usize, const R: usize>(
     // through the loop, but stores a nested one to memory on every step.
     let mut acc0 = [f64x8::ZERO; R];
     let mut acc1 = [f64x8::ZERO; R];
-    for m in (0..body / 8).map(|v| 8 * v) {
-        let bv: [f64x8; R] = core::array::from_fn(|q| T::load8(&br[q][m..m + 8]));
-        let av = T::load8(&a0[m..m + 8]);
-        for (acc, bv) in acc0.iter_mut().zip(&bv) {
+    let mut acc2 = [f64x8::ZERO; R];
+    let mut acc3 = [f64x8::ZERO; R];
+    #[inline(always)]
+    fn step<const R: usize>(acc: &mut [f64x8; R], av: f64x8, bv: &[f64x8; R]) {
+        for (acc, bv) in acc.iter_mut().zip(bv) {
             *acc = av.mul_add(*bv, *acc);
         }
-        if P == 2 {
-            let av = T::load8(&a1[m..m + 8]);
-            for (acc, bv) in acc1.iter_mut().zip(&bv) {
-                *acc = av.mul_add(*bv, *acc);
-            }
+    }
+    for m in (0..body / 8).map(|v| 8 * v) {
+        let bv: [f64x8; R] = core::array::from_fn(|q| T::load8(&br[q][m..m + 8]));
+        step(&mut acc0, T::load8(&a[0][m..m + 8]), &bv);
+        if P >= 2 {
+            step(&mut acc1, T::load8(&a[1][m..m + 8]), &bv);
+        }
+        if P >= 4 {
+            step(&mut acc2, T::load8(&a[2][m..m + 8]), &bv);
+            step(&mut acc3, T::load8(&a[3][m..m + 8]), &bv);
         }
     }
     if let Some((w, mask)) = tail {
-        let (av0, av1) = (T::load8(&a0[w..]), T::load8(&a1[w..]));
-        for ((acc0, acc1), b) in acc0.iter_mut().zip(acc1.iter_mut()).zip(&br) {
-            let bv = T::load8(&b[w..]);
-            *acc0 += (av0 * bv) & mask;
-            if P == 2 {
-                *acc1 += (av1 * bv) & mask;
+        let bv: [f64x8; R] = core::array::from_fn(|q| T::load8(&br[q][w..]));
+        let tail_step = |acc: &mut [f64x8; R], p: usize| {
+            let av = T::load8(&a[p][w..]);
+            for (acc, bv) in acc.iter_mut().zip(&bv) {
+                *acc += (av * *bv) & mask;
             }
+        };
+        tail_step(&mut acc0, 0);
+        if P >= 2 {
+            tail_step(&mut acc1, 1);
+        }
+        if P >= 4 {
+            tail_step(&mut acc2, 2);
+            tail_step(&mut acc3, 3);
         }
     }
-    for (p, (acc, a)) in [(acc0, a0), (acc1, a1)].iter().take(P).enumerate() {
+    for (p, acc) in [acc0, acc1, acc2, acc3].iter().take(P).enumerate() {
         let row = &mut out[(i0 + p) * cols + k0..][..R];
         for ((o, acc), r) in row.iter_mut().zip(acc).zip(&br) {
             let mut s = acc.reduce_add();
             if tail.is_none() {
                 for m in body..n {
-                    s += a[m].widen() * r[m].widen();
+                    s += a[p][m].widen() * r[m].widen();
                 }
             }
             *o = s;
@@ -675,18 +699,27 @@ pub fn columns_f32(rows: &[&[f32]; 8], out: &mut [f32], stride: usize) {
 fn columns<T: Copy + From<f32>>(rows: &[&[f32]; 8], out: &mut [T], stride: usize) {
     use wide::f32x8;
     let d = super::reference::columns_that_fit(rows, out.len(), stride);
-    let mut k0 = 0;
-    while k0 + 8 <= d {
+    let block = |k0: usize, out: &mut [T]| {
         let cols = f32x8::transpose(core::array::from_fn(|q| f32x8::from(&rows[q][k0..k0 + 8])));
         for (c, col) in cols.iter().enumerate() {
             let at = (k0 + c) * stride;
             out[at..at + 8].copy_from_slice(&col.to_array().map(T::from));
         }
+    };
+    let mut k0 = 0;
+    while k0 + 8 <= d {
+        block(k0, out);
         k0 += 8;
     }
-    for k in k0..d {
-        for (q, row) in rows.iter().enumerate() {
-            out[k * stride + q] = T::from(row[k]);
+    if k0 < d && d >= 8 {
+        // The last eight columns: the ones already written get the same values again, in
+        // the same order, so the later column still wins where columns overlap.
+        block(d - 8, out);
+    } else {
+        for k in k0..d {
+            for (q, row) in rows.iter().enumerate() {
+                out[k * stride + q] = T::from(row[k]);
+            }
         }
     }
 }
@@ -819,23 +852,26 @@ fn tanh_half_x16(v: f32x16) -> f32x16 {
     const LN2_16_HI: f32 = 355.0 / 512.0 / 16.0; // 0.693359375/16
     const LN2_16_LO: f32 = -2.121_944_4e-4 / 16.0;
     let c = f32x16::splat;
-    let x = -v.abs().fast_min(c(40.0));
-    // s = k + 1.5·2²³ exactly, k = round(16x/ln2); its low bits hold 2²² + k.
-    let s = x.mul_add(c(16.0 * core::f32::consts::LOG2_E), c(SHIFTER));
+    // e^x for x = −a: a = |y| capped.
+    let a = v.abs().fast_min(c(40.0));
+    // s = k + 1.5·2²³ exactly, k = round(−16a/ln2); its low bits hold 2²² + k.
+    let s = a.mul_add(c(-16.0 * core::f32::consts::LOG2_E), c(SHIFTER));
     let k = s - c(SHIFTER);
-    let r = k.mul_neg_add(c(LN2_16_HI), x);
-    let r = k.mul_neg_add(c(LN2_16_LO), r);
-    let p = r
-        .mul_add(c(1.0 / 6.0), c(0.5))
-        .mul_add(r, c(1.0))
-        .mul_add(r, c(1.0));
-    // j = k mod 16 is the low four bits; m = ⌊k/16⌋ is the rest, shifted into the
-    // exponent field (what lies left of it falls off the top).
+    // ρ = −r = a + k·ln2/16, and e^r = 1 − ρ + ρ²/2 − ρ³/6.
+    let rho = k.mul_add(c(LN2_16_HI), a);
+    let rho = k.mul_add(c(LN2_16_LO), rho);
+    let p = rho
+        .mul_add(c(-1.0 / 6.0), c(0.5))
+        .mul_add(rho, c(-1.0))
+        .mul_add(rho, c(1.0));
+    // j = k mod 16 is the low four bits, all the permute reads (it wraps); m = ⌊k/16⌋
+    // is the rest, shifted into the exponent field (what lies left of it falls off the
+    // top).
     let bits: u32x16 = cast(s);
     let table = f32x16::new(core::array::from_fn(|j| {
         EXP2_SIXTEENTHS[j / 8][j % 8] as f32
     }));
-    let scaled = p * table.shuffle_wrapping(bits & u32x16::splat(15));
+    let scaled = p * table.shuffle_wrapping(bits);
     // e^x ≥ e^{−40} is a normal f32: adding m to the exponent is exact.
     let t: f32x16 = cast(cast::<f32x16, u32x16>(scaled) + ((bits >> 4u32) << 23u32));
     let mag = (c(1.0) - t) / (c(1.0) + t);
