@@ -257,7 +257,7 @@ impl<'a> Ica<'a> {
 
     /// The matrix `M = A − λ W Wᵀ` (into the first `d²` scratch words) whose product
     /// with `W` is `D_W = (A − λ W Wᵀ) W`, eq. 15, with `A = N·I − (N/n) Σ tanh(y/2) yᵀ`
-    /// over `rows` (`count` of them).
+    /// over `rows` (`count` of them; rows out of range are skipped).
     fn drift_matrix(
         &self,
         w: &[f64],
@@ -280,8 +280,8 @@ impl<'a> Ica<'a> {
         for (o, &v) in w32.iter_mut().zip(w) {
             *o = v as f32;
         }
-        // A = N·I − (N/n) Σ tanh(y/2) yᵀ
-        a.fill(0.0);
+        // Σ tanh(y/2) yᵀ into `a`: the first chunk writes it, later ones add to it.
+        let mut summed = false;
         let mut rows = rows;
         let mut remaining = count;
         while remaining > 0 {
@@ -325,25 +325,31 @@ impl<'a> Ica<'a> {
             imp::tanh_half_f32(yt, tt);
             // Σ tanh(y/2) yᵀ over the chunk: TT·YTᵀ (d × d) summed in f64, where the
             // products of f32 are exact.
-            imp::dots_rows_f32(tt, yt, s, m, sums, d);
-            for (aij, v) in a.iter_mut().zip(sums.iter()) {
-                *aij -= v;
+            if summed {
+                imp::dots_rows_f32(tt, yt, s, m, sums, d);
+                for (aij, v) in a.iter_mut().zip(sums.iter()) {
+                    *aij += v;
+                }
+            } else {
+                imp::dots_rows_f32(tt, yt, s, m, a, d);
+                summed = true;
             }
         }
-        let nn = self.len() as f64;
-        let scale = nn / count.max(1) as f64;
-        for v in a.iter_mut() {
-            *v *= scale;
+        if !summed {
+            a.fill(0.0);
         }
-        for i in 0..d {
-            a[i * d + i] += nn;
-        }
-        // D_W = A W − λ W (WᵀW) = (A − λ W Wᵀ) W: W Wᵀ as W times its transpose.
+        // D_W = A W − λ W (WᵀW) = (A − λ W Wᵀ) W with A = N·I − (N/n) Σ tanh(y/2) yᵀ,
+        // and W Wᵀ as W times its transpose.
         transpose(w, wt, d);
         let wwt = sums;
         matmul(w, wt, wwt, d);
+        let nn = self.len() as f64;
+        let scale = nn / count.max(1) as f64;
         for (aij, v) in a.iter_mut().zip(wwt.iter()) {
-            *aij -= self.lambda * v;
+            *aij = -scale * *aij - self.lambda * v;
+        }
+        for i in 0..d {
+            a[i * d + i] += nn;
         }
     }
 

@@ -225,6 +225,29 @@ fn sgld_step_moves_rows_with_covariance_eps_wtw() {
 }
 
 #[test]
+fn sgld_step_refuses_indices_out_of_range_and_changes_nothing() {
+    use rand_core::Rng;
+    use sgld::Error;
+    let (n, d) = (300usize, 3usize);
+    let x = data(n, d, 7);
+    let ica = Ica::new(&x, d, 1.0).unwrap();
+    let mut scratch = vec![0.0; Ica::scratch_len(d)];
+    let w = w0(d, 8);
+    // Out of range after more rows than one chunk, and so large that i·d overflows.
+    let mut late: Vec<usize> = (0..n).collect();
+    late.push(n);
+    for (batch, index) in [(late, n), (vec![0, usize::MAX, 1], usize::MAX)] {
+        let (mut rng, mut fresh) = (default_rng(5), default_rng(5));
+        let mut ws = w.clone();
+        let r = ica.sgld_step(&mut ws, &batch, 1e-4, &mut rng, &mut scratch);
+        assert_eq!(r, Err(Error::IndexOutOfRange { index, len: n }));
+        assert_eq!(ws, w);
+        // No noise was drawn either.
+        assert_eq!(rng.next_u64(), fresh.next_u64());
+    }
+}
+
+#[test]
 fn threshold_matches_a_direct_computation() {
     let (n, d, lambda) = (30usize, 3usize, 2.0f64);
     let x = data(n, d, 5);

@@ -623,8 +623,7 @@ fn dots_rows_group<T: Widen, const P: usize, const R: usize>(
     let a: [&[T]; 4] = core::array::from_fn(|p| &ar[p.min(P - 1)][..n]);
     let body = n - n % 8;
     // With n ≥ 8, a ragged tail is one more vector: the last eight elements, with the
-    // lanes the body already counted masked off (the product is masked, so an ∞ there
-    // cannot make NaN).
+    // lanes the body already counted masked off.
     let tail = (!n.is_multiple_of(8) && n >= 8).then(|| (n - 8, tail_mask_f64(n % 8)));
     let br: [&[T]; R] = core::array::from_fn(|q| &b[(k0 + q) * stride..][..n]);
     // One flat array per row of `a`: LLVM keeps flat arrays of vectors in registers
@@ -651,20 +650,17 @@ fn dots_rows_group<T: Widen, const P: usize, const R: usize>(
         }
     }
     if let Some((w, mask)) = tail {
-        let bv: [f64x8; R] = core::array::from_fn(|q| T::load8(&br[q][w..]));
-        let tail_step = |acc: &mut [f64x8; R], p: usize| {
-            let av = T::load8(&a[p][w..]);
-            for (acc, bv) in acc.iter_mut().zip(&bv) {
-                *acc += (av * *bv) & mask;
-            }
-        };
-        tail_step(&mut acc0, 0);
+        // Both operands masked, so a lane counted already adds 0·0 (an ∞ there cannot
+        // make NaN), and the rest is one more step of the body.
+        let bv: [f64x8; R] = core::array::from_fn(|q| T::load8(&br[q][w..]) & mask);
+        let av = |p: usize| T::load8(&a[p][w..]) & mask;
+        step(&mut acc0, av(0), &bv);
         if P >= 2 {
-            tail_step(&mut acc1, 1);
+            step(&mut acc1, av(1), &bv);
         }
         if P >= 4 {
-            tail_step(&mut acc2, 2);
-            tail_step(&mut acc3, 3);
+            step(&mut acc2, av(2), &bv);
+            step(&mut acc3, av(3), &bv);
         }
     }
     for (p, acc) in [acc0, acc1, acc2, acc3].iter().take(P).enumerate() {
