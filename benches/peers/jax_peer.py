@@ -1,6 +1,6 @@
 """The sgld bench workloads in JAX: each step written by hand, jit-compiled, `steps`
-steps per call in a `lax.scan` (f32; ICA in f64 as on the Rust side). One CPU thread
-unless the environment says otherwise (set before JAX is imported)."""
+steps per call in a `lax.scan` (f32). One CPU thread unless the environment says
+otherwise (set before JAX is imported)."""
 
 import os
 
@@ -115,15 +115,7 @@ def gmm(args):
 
 
 def ica(args):
-    jax.config.update("jax_enable_x64", True)  # f64 matrices, as on the Rust side
-    try:
-        return ica_f64(args)
-    finally:
-        jax.config.update("jax_enable_x64", False)
-
-
-def ica_f64(args):
-    x = jnp.asarray(common.load_ica(args.bench_data), dtype=jnp.float64)
+    x = jnp.asarray(common.load_ica(args.bench_data), dtype=jnp.float32)
     a = common.load_ica_mixing(args.bench_data)
     n, d = x.shape
     eps, lam, b = 0.1 / n, 1.0, 100
@@ -138,12 +130,13 @@ def ica_f64(args):
         dw = a_ @ w - lam * w @ c + (d + 1) * w
         # η·W: rows N(0, ε WᵀW), the distribution of eq. 16's η·√(WᵀW), as on the
         # Rust side (no eigendecomposition needed).
-        eta = jnp.sqrt(eps) * jax.random.normal(kn, (d, d), jnp.float64)
+        eta = jnp.sqrt(eps) * jax.random.normal(kn, (d, d), jnp.float32)
         return w + 0.5 * eps * dw + eta @ w, None
 
-    run, state = scan_runner(step, jnp.eye(d), jax.random.key(common.SEED))
+    w0 = jnp.eye(d, dtype=jnp.float32)
+    run, state = scan_runner(step, w0, jax.random.key(common.SEED))
     t = time_scan(run, args.seconds)
-    w = np.asarray(state["carry"])
+    w = np.asarray(state["carry"], dtype=np.float64)
     return common.result("ica", "step", t, "amari_distance", [common.amari(w @ a)],
                          "ica.csv", common.ICA_OPS)
 

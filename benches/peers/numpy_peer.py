@@ -1,4 +1,4 @@
-"""The sgld bench workloads in NumPy (f32, one core; ICA in f64 as on the Rust side)."""
+"""The sgld bench workloads in NumPy (f32, one core)."""
 
 import math
 
@@ -76,24 +76,24 @@ def gmm(args):
 
 
 def ica(args):
-    x = common.load_ica(args.bench_data).astype(np.float64)
+    x = common.load_ica(args.bench_data)
     a = common.load_ica_mixing(args.bench_data)
     n, d = x.shape
-    eps, lam, b = 0.1 / n, 1.0, 100
+    eps, lam, b = np.float32(0.1 / n), np.float32(1.0), 100
     rng = np.random.default_rng(common.SEED)
-    w = np.eye(d)
-    eye = np.eye(d)
+    w = np.eye(d, dtype=np.float32)
+    eye = np.eye(d, dtype=np.float32)
 
     def run(steps):
         nonlocal w
         for _ in range(steps):
             xb = x[rng.integers(0, n, b)]
             yb = xb @ w.T
-            a_ = n * eye - (n / b) * (np.tanh(yb / 2).T @ yb)
+            a_ = np.float32(n) * eye - np.float32(n / b) * (np.tanh(yb / 2).T @ yb)
             c = w.T @ w
-            dw = a_ @ w - lam * w @ c + (d + 1) * w
+            dw = a_ @ w - lam * w @ c + np.float32(d + 1) * w
             # η·W: rows N(0, ε WᵀW), eq. 16's η·√(WᵀW) in distribution (as in Rust).
-            eta = np.sqrt(eps) * rng.standard_normal((d, d))
+            eta = np.sqrt(eps) * rng.standard_normal((d, d), dtype=np.float32)
             w = w + 0.5 * eps * dw + eta @ w
 
     t = common.time_workload(run, args.seconds)
