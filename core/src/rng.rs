@@ -9,14 +9,14 @@
 //! A *round* advances every lane once and yields eight words, lane order. The output
 //! stream is the concatenation of rounds: [`TryRng::try_fill_bytes`] writes whole rounds
 //! (little-endian words) and takes a prefix of one more round for a ragged tail;
-//! `next_u64` hands out the words of a buffered round one at a time. The loops are plain
-//! Rust over `[u64; 8]`, which the compiler vectorises on any target with 64-bit SIMD
-//! and runs as scalar code elsewhere — the same arithmetic, so the same stream on every
-//! target.
+//! `next_u64` hands out the words of a buffered round one at a time. A round is eight
+//! lanes of `wide::u64x8` arithmetic, vector instructions on any target with 64-bit SIMD
+//! and scalar code elsewhere — the same arithmetic, so the same stream on every target.
 
 use core::convert::Infallible;
 
 use rand_core::{SeedableRng, TryRng};
+use wide::u64x8;
 
 /// Lanes advanced per round.
 pub const LANES: usize = 8;
@@ -99,25 +99,31 @@ impl Xoshiro256x8 {
         }
     }
 
+    /// A new round into the buffer of `next_u64`: out of line, so the common path of
+    /// `next_u64` (one buffered word) is small enough to inline where words are drawn.
+    #[inline(never)]
+    fn refill(&mut self) {
+        self.buf = self.round();
+        self.next = 0;
+    }
+
     /// Advances every lane once and returns their outputs, lane order.
     #[inline(always)]
     pub fn round(&mut self) -> [u64; LANES] {
-        let [s0, s1, s2, s3] = &mut self.s;
-        let mut out = [0u64; LANES];
-        for k in 0..LANES {
-            out[k] = s0[k]
-                .wrapping_add(s3[k])
-                .rotate_left(23)
-                .wrapping_add(s0[k]);
-            let t = s1[k] << 17;
-            s2[k] ^= s0[k];
-            s3[k] ^= s1[k];
-            s1[k] ^= s2[k];
-            s0[k] ^= s3[k];
-            s2[k] ^= t;
-            s3[k] = s3[k].rotate_left(45);
-        }
-        out
+        // One vector per state word (`wide` runs it as scalar code where there is no
+        // 64-bit SIMD): written per lane, the compiler mixed the lanes with shuffles.
+        let rotl = |x: u64x8, r: u32| (x << r) | (x >> (64 - r));
+        let [s0, s1, s2, s3] = self.s.map(u64x8::new);
+        let out = rotl(s0 + s3, 23) + s0;
+        let t = s1 << 17u32;
+        let s2 = s2 ^ s0;
+        let s3 = s3 ^ s1;
+        let s1 = s1 ^ s2;
+        let s0 = s0 ^ s3;
+        let s2 = s2 ^ t;
+        let s3 = rotl(s3, 45);
+        self.s = [s0, s1, s2, s3].map(u64x8::to_array);
+        out.to_array()
     }
 }
 
@@ -131,11 +137,12 @@ impl TryRng for Xoshiro256x8 {
 
     #[inline]
     fn try_next_u64(&mut self) -> Result<u64, Infallible> {
-        if self.next == LANES {
-            self.buf = self.round();
-            self.next = 0;
+        if self.next >= LANES {
+            self.refill();
         }
-        let w = self.buf[self.next];
+        // `next < LANES` here, so the index is in range (the `min` lets the compiler
+        // drop the bounds check).
+        let w = self.buf[self.next.min(LANES - 1)];
         self.next += 1;
         Ok(w)
     }
