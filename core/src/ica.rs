@@ -81,6 +81,14 @@ fn fill_eta<R: Rng + ?Sized>(eps: f64, rng: &mut R, eta: &mut [f64]) {
     }
 }
 
+/// True when no value is NaN or ±∞ (an exponent field not all ones), as one OR over
+/// all values (which the compiler vectorises), not a search that stops at the first.
+fn all_finite_f64(xs: &[f64]) -> bool {
+    const EXP: u64 = 0x7ff0_0000_0000_0000;
+    !xs.iter()
+        .fold(false, |bad, v| bad | (v.to_bits() & EXP == EXP))
+}
+
 /// `out = aᵀ` for a `d × d` matrix.
 fn transpose(a: &[f64], out: &mut [f64], d: usize) {
     for (i, ar) in a.chunks_exact(d).enumerate() {
@@ -182,7 +190,7 @@ impl<'a> Ica<'a> {
 
     fn check(&self, w: &[f64], scratch: &[f64]) -> Result<(), Error> {
         check_len("W", self.d * self.d, w.len())?;
-        if !w.iter().all(|v| v.is_finite()) {
+        if !all_finite_f64(w) {
             return Err(Error::NonFinite { what: "W" });
         }
         if scratch.len() < Self::scratch_len(self.d) {
@@ -456,7 +464,7 @@ impl<'a> Ica<'a> {
         for (e, v) in nz.iter_mut().zip(w.iter()) {
             *e += v;
         }
-        if !nz.iter().all(|v| v.is_finite()) {
+        if !all_finite_f64(nz) {
             return Ok(false);
         }
         w.copy_from_slice(nz);

@@ -225,7 +225,7 @@ fn sgld_step_moves_rows_with_covariance_eps_wtw() {
 }
 
 #[test]
-fn sgld_step_refuses_indices_out_of_range_and_changes_nothing() {
+fn sgld_step_refuses_bad_indices_and_a_non_finite_w_and_changes_nothing() {
     use rand_core::Rng;
     use sgld::Error;
     let (n, d) = (300usize, 3usize);
@@ -244,6 +244,23 @@ fn sgld_step_refuses_indices_out_of_range_and_changes_nothing() {
         assert_eq!(ws, w);
         // No noise was drawn either.
         assert_eq!(rng.next_u64(), fresh.next_u64());
+    }
+    // A W with a NaN or an infinity anywhere is refused the same way.
+    for (k, bad) in [
+        (0, f64::NAN),
+        (d * d - 1, f64::INFINITY),
+        (4, f64::NEG_INFINITY),
+    ] {
+        let mut wb = w.clone();
+        wb[k] = bad;
+        let before = wb.clone();
+        let r = ica.sgld_step(&mut wb, &[0, 1], 1e-4, &mut default_rng(5), &mut scratch);
+        assert_eq!(r, Err(Error::NonFinite { what: "W" }));
+        assert!(
+            wb.iter()
+                .zip(&before)
+                .all(|(a, b)| a.to_bits() == b.to_bits())
+        );
     }
 }
 
