@@ -339,9 +339,9 @@ impl Lanes for f32x16 {
 /// Ragged edges: one block of the last one to three rows, one-vector column blocks, and
 /// a last block of the final vector's width of columns (recomputing a few outputs by
 /// the same chain of operations, so they do not change). Every output is the same
-/// chain of fused multiply-adds over `k`, wherever its column falls (fewer columns than
-/// a vector's lanes are padded with zeros), so a column of `out` does not depend on how
-/// many columns there are.
+/// chain of fused multiply-adds over `k`, wherever its column falls (with fewer columns
+/// than a vector's lanes, the lanes past them compute numbers nobody keeps), so a column
+/// of `out` does not depend on how many columns there are.
 pub fn gemm_f64(a: &[f64], b: &[f64], out: &mut [f64], rows: usize, inner: usize, cols: usize) {
     gemm::<wide::f64x8>(a, b, out, rows, inner, cols);
 }
@@ -471,8 +471,8 @@ fn gemm_block<V: Lanes, const RB: usize>(
 
 /// `out[j] = Σₘ a[m]·rows[j·stride + m]` for every `j < out.len()`: the dot products
 /// of `a` with the rows of a row-major matrix, which is [`dots_rows_f64`] with `a` as
-/// its one row (eight rows of the matrix at a time, then four, two, one, each summed the
-/// same way). Rows that do not fit in `rows` give 0.
+/// its one row (up to eight rows of the matrix at a time, each summed the same way).
+/// Rows that do not fit in `rows` give 0.
 pub fn dots_f64(a: &[f64], rows: &[f64], stride: usize, out: &mut [f64]) {
     let cols = out.len();
     dots_rows_f64(a, rows, stride, a.len(), out, cols);
@@ -482,9 +482,11 @@ pub fn dots_f64(a: &[f64], rows: &[f64], stride: usize, out: &mut [f64]) {
 /// of a row of `a` with a row of `b` (`A·Bᵀ`), for `i < out.len() / cols` and
 /// `k < cols`; products with a row that does not fit give 0.
 ///
-/// Blocks of two rows of `a` by eight (then four, two, one) rows of `b`: each step
-/// loads ten vectors for sixteen multiply-adds, so the multiply-add pipes, not the
-/// loads, set the pace. Every product is summed as [`dots_f64`] sums it.
+/// Blocks of four rows of `a` by up to five rows of `b` (then two or one rows of `a`
+/// by up to eight), the rows of `b` in groups as even as their number allows: a step
+/// of a four-by-five block loads nine vectors for twenty multiply-adds, so the
+/// multiply-add pipes, not the loads, set the pace. Every product is summed as
+/// [`dots_f64`] sums it.
 pub fn dots_rows_f64(
     a: &[f64],
     b: &[f64],
