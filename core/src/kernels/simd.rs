@@ -317,7 +317,7 @@ impl Lanes for f32x16 {
     }
     #[inline(always)]
     fn store(self, out: &mut [f32]) {
-        out.copy_from_slice(&self.to_array());
+        store(self, out)
     }
     #[inline(always)]
     fn splat(x: f32) -> Self {
