@@ -2,26 +2,31 @@
 //!
 //! # Method
 //!
-//! Each 64-bit word of the generator gives one pair of normals: its low 32 bits give
-//! `u₁ = (⌊lo/2⌋ + ½)·2⁻³¹ ∈ (0, 1]` and its top 24 bits `a` give the angle
+//! Normals come in blocks of sixteen pairs from sixteen 64-bit words of the generator,
+//! read as 32 little-endian 32-bit halves `h₀ … h₃₁` (`h₂ᵢ` the low half of word `i`,
+//! `h₂ᵢ₊₁` its high half). Pair `j` takes its radius from `h_j` and its angle from
+//! `h₁₆₊ⱼ`: `u₁ = (⌊h_j/2⌋ + ½)·2⁻³¹ ∈ (0, 1]`, and the top 24 bits `a` of `h₁₆₊ⱼ` give
 //! `φ = 2π·a·2⁻²⁴ ∈ [0, 2π)`; then `r = √(−2 ln u₁)` and the pair is
-//! `(r cos φ, r sin φ)`. The angle is reduced exactly, in integers, to a quarter turn
-//! `k` and a residual `x ∈ [−π/4, π/4)` (`a = k·2²² + x·2²⁴/2π`), so `sin` and `cos` are
-//! only evaluated where their polynomials are accurate, then rotated by `k`.
+//! `(r cos φ, r sin φ)`. (So the radii of a block are the first eight words as they are
+//! in a vector register, and the angles the next eight: no shuffling of halves.) The
+//! angle is reduced exactly, in integers, to a quarter turn `k` and a residual
+//! `x ∈ [−π/4, π/4)` (`a = k·2²² + x·2²⁴/2π`), so `sin` and `cos` are only evaluated
+//! where their polynomials are accurate, then rotated by `k`.
 //!
-//! The SIMD path ([`fill_normal`]) writes blocks of 32 normals from sixteen words: the
-//! sixteen cosines first, then the sixteen sines. Words come through `fill_bytes`, four
-//! blocks' worth (512 bytes) per call where the output is long enough, so a generator
-//! that makes words in bulk, like [`DefaultRng`], can. What is left (fewer than 128
-//! normals) takes its ⌈len/2⌉ words in one more call, so its blocks are independent and
+//! The SIMD path ([`fill_normal`]) writes a block as 32 normals: the sixteen cosines
+//! first, then the sixteen sines. Words come through `fill_bytes`, four blocks' worth
+//! (512 bytes) per call where the output is long enough, so a generator that makes
+//! words in bulk, like [`DefaultRng`], can. What is left (fewer than 128 normals) takes
+//! the words of its ⌈len/32⌉ blocks in one more call, so its blocks are independent and
 //! overlap in the pipeline (a short fill is bound by the latency of one block, not by
 //! throughput): its whole blocks as above, then a last partial block written pairwise
 //! (`out[2k] = r cos φ`, `out[2k+1] = r sin φ`), an odd last element taking the cosine
-//! and dropping the sine. The scalar twin ([`reference::fill_normal`]) follows the same
-//! layout and reduction with `libm`, taking its words sixteen at a time: the same words
-//! for any generator whose `fill_bytes` of 128-byte pieces concatenates (as
-//! [`DefaultRng`]'s and the `rand_pcg` generators' do), so the two consume the generator
-//! identically and agree to a few ulps (see the tests).
+//! and dropping the sine. Every block, partial or not, takes sixteen words. The scalar
+//! twin ([`reference::fill_normal`]) follows the same layout and reduction with `libm`,
+//! taking its words sixteen at a time: the same words for any generator whose
+//! `fill_bytes` of 128-byte pieces concatenates (as [`DefaultRng`]'s and the `rand_pcg`
+//! generators' do), so the two consume the generator identically and agree to a few
+//! ulps (see the tests).
 //!
 //! # Accuracy
 //!
@@ -32,7 +37,8 @@
 //! autocorrelation.
 
 use rand_core::{Rng, SeedableRng};
-use wide::{f32x16, i32x16};
+use wide::bytemuck::cast;
+use wide::{f32x16, i32x16, u32x16, u64x8};
 
 /// The default generator: eight xoshiro256++ streams advanced together
 /// ([`crate::rng::Xoshiro256x8`]), so a block of words costs one pass of vector
@@ -46,19 +52,27 @@ pub fn default_rng(seed: u64) -> DefaultRng {
 
 const TWO_PI_OVER_2_24: f32 = core::f32::consts::TAU / 16_777_216.0;
 const TWO_POW_M31: f32 = 1.0 / 2_147_483_648.0;
-/// Words per SIMD block; each gives two normals.
+/// Words per block: sixteen words give sixteen pairs of normals.
 const WORDS: usize = 16;
 
-/// The radius input: `u₁ ∈ (0, 1]` from the low 32 bits of a word, as an exact integer.
+/// The radius input of a pair from its 32-bit half `h`: `⌊h/2⌋`, so that
+/// `u₁ = (⌊h/2⌋ + ½)·2⁻³¹ ∈ (0, 1]` as an exact integer.
 #[inline(always)]
-fn radius_bits(word: u64) -> i32 {
-    ((word as u32) >> 1) as i32
+fn radius_bits(half: u32) -> i32 {
+    (half >> 1) as i32
 }
 
-/// The angle input: the top 24 bits of a word.
+/// The angle input of a pair from its 32-bit half: the top 24 bits.
 #[inline(always)]
-fn angle_bits(word: u64) -> i32 {
-    (word >> 40) as i32
+fn angle_bits(half: u32) -> i32 {
+    (half >> 8) as i32
+}
+
+/// Half `j` of a block's words: the low half of word `j/2` for even `j`, else its high
+/// half (the words' little-endian bytes read as 32-bit values).
+#[inline(always)]
+fn half(words: &[u64; WORDS], j: usize) -> u32 {
+    (words[j / 2] >> (32 * (j % 2))) as u32
 }
 
 /// The angle `φ = 2π·a/2²⁴` as a quarter turn `k ∈ {0, 1, 2, 3}` and a residual
@@ -105,11 +119,15 @@ pub fn fill_normal<R: Rng + ?Sized>(rng: &mut R, out: &mut [f32]) {
 /// The SIMD implementation behind [`fill_normal`] (public so tests and benches can
 /// compare it with [`reference::fill_normal`] under either cfg).
 pub fn fill_normal_simd<R: Rng + ?Sized>(rng: &mut R, out: &mut [f32]) {
-    // Words for up to four blocks come from one `fill_bytes` call.
-    let mut bytes = [0u8; 8 * WORDS * SUPER];
+    // Words for up to four blocks come from one `fill_bytes` call, into a buffer on a
+    // cache line of its own, so that a generator's vector stores and the vector loads
+    // here never straddle two lines (a straddling store does not forward to its load:
+    // the fill ran at two speeds with the stack's alignment).
+    let mut buf = CacheLines([0u8; 8 * WORDS * SUPER]);
+    let bytes = &mut buf.0;
     let mut supers = out.chunks_exact_mut(2 * WORDS * SUPER);
     for sup in &mut supers {
-        rng.fill_bytes(&mut bytes);
+        rng.fill_bytes(bytes);
         for (block, b) in sup
             .chunks_exact_mut(2 * WORDS)
             .zip(bytes.chunks_exact(8 * WORDS))
@@ -120,13 +138,14 @@ pub fn fill_normal_simd<R: Rng + ?Sized>(rng: &mut R, out: &mut [f32]) {
             sin_half.copy_from_slice(&s);
         }
     }
-    // What is left (fewer than four blocks) takes its words in one call too, so its
-    // blocks are independent of each other and can overlap in the pipeline.
+    // What is left (fewer than four blocks, the last maybe partial) takes its blocks'
+    // words in one call too, so its blocks are independent of each other and can
+    // overlap in the pipeline.
     let rest = supers.into_remainder();
     if rest.is_empty() {
         return;
     }
-    rng.fill_bytes(&mut bytes[..8 * rest.len().div_ceil(2)]);
+    rng.fill_bytes(&mut bytes[..8 * WORDS * rest.len().div_ceil(2 * WORDS)]);
     let mut src = bytes.chunks_exact(8 * WORDS);
     let mut blocks = rest.chunks_exact_mut(2 * WORDS);
     for (block, b) in (&mut blocks).zip(&mut src) {
@@ -150,6 +169,10 @@ pub fn fill_normal_simd<R: Rng + ?Sized>(rng: &mut R, out: &mut [f32]) {
 /// Blocks whose words one `fill_bytes` call makes.
 const SUPER: usize = 4;
 
+/// Bytes aligned to a 64-byte cache line.
+#[repr(align(64))]
+struct CacheLines<const N: usize>([u8; N]);
+
 /// Sixteen little-endian words from 128 bytes.
 #[inline(always)]
 fn le_words(bytes: &[u8]) -> [u64; WORDS] {
@@ -165,27 +188,33 @@ fn le_words(bytes: &[u8]) -> [u64; WORDS] {
 /// Box–Muller on sixteen words: the cosines and the sines of the pairs, lane order.
 #[inline(always)]
 fn pairs(words: &[u64; WORDS]) -> ([f32; WORDS], [f32; WORDS]) {
-    let mut rb = [0i32; WORDS];
-    let mut ab = [0i32; WORDS];
-    for ((r, a), &w) in rb.iter_mut().zip(ab.iter_mut()).zip(words) {
-        *r = radius_bits(w);
-        *a = angle_bits(w);
-    }
-    let u1 =
-        (f32x16::from_i32x16(i32x16::new(rb)) + f32x16::splat(0.5)) * f32x16::splat(TWO_POW_M31);
+    // Eight words as sixteen 32-bit halves are a plain reinterpretation of the register
+    // (lane j is half j): the radii's halves, then the angles'.
+    let (radii, angles) = words.split_at(WORDS / 2);
+    let halves = |w: &[u64]| -> u32x16 {
+        let mut v = [0u64; WORDS / 2];
+        v.copy_from_slice(w);
+        if cfg!(target_endian = "big") {
+            // The low half first in memory, as on a little-endian target.
+            v = v.map(|x| x.rotate_left(32));
+        }
+        cast(u64x8::new(v))
+    };
+    let rb: i32x16 = cast(halves(radii) >> 1u32);
+    let ab: i32x16 = cast(halves(angles) >> 8u32);
+    // u₁·2³¹ = ⌊h/2⌋ + ½; the power of two is taken in ln's exponent.
+    let u = f32x16::from_i32x16(rb) + f32x16::splat(0.5);
     // max(·, 0) keeps √ away from a −0 or tiny negative when u₁ rounds to 1.
-    let r = (f32x16::splat(-2.0) * vector::ln_unit(u1))
-        .max(f32x16::ZERO)
-        .sqrt();
-    let (s, c) = vector::sin_cos_turns(i32x16::new(ab));
+    let r = vector::minus_two_ln_scaled(u).max(f32x16::ZERO).sqrt();
+    let (s, c) = vector::sin_cos_turns(ab);
     ((r * c).to_array(), (r * s).to_array())
 }
 
-/// The next `n ≤ 16` words of `rng` (one `fill_bytes` call), zero-padded to 16.
+/// The next sixteen words of `rng` (one `fill_bytes` call).
 #[inline(always)]
-fn words<R: Rng + ?Sized>(rng: &mut R, n: usize) -> [u64; WORDS] {
+fn words<R: Rng + ?Sized>(rng: &mut R) -> [u64; WORDS] {
     let mut bytes = [0u8; 8 * WORDS];
-    rng.fill_bytes(&mut bytes[..8 * n]);
+    rng.fill_bytes(&mut bytes);
     le_words(&bytes)
 }
 
@@ -197,17 +226,20 @@ mod vector {
     use wide::bytemuck::cast;
     use wide::{f32x16, i32x16};
 
-    /// `ln x` for normal `x > 0` (here `u₁ ∈ [2⁻³², 1]`).
+    /// `−2 ln(x·2⁻³¹)` for `x ∈ [½, 2³¹]` (so `x·2⁻³¹ = u₁ ∈ [2⁻³², 1]`): Cephes' `ln`
+    /// with every constant times −2 (exact, so the result is exactly −2 times Cephes'
+    /// `ln u₁`) and the factor 2⁻³¹ taken from the exponent field.
     #[inline(always)]
-    pub(super) fn ln_unit(x: f32x16) -> f32x16 {
+    pub(super) fn minus_two_ln_scaled(x: f32x16) -> f32x16 {
         const SQRT_HALF_BITS: i32 = 0x3f35_04f3;
-        // x = 2^e·f with f ∈ [√½, √2): shift the exponent field by √½'s bits.
+        // u₁ = 2^e·f with f ∈ [√½, √2): shift the exponent field by √½'s bits, and by
+        // 31 more for the factor 2⁻³¹ (the mantissa is the same).
         let bits: i32x16 = cast(x);
-        let k = bits - i32x16::splat(SQRT_HALF_BITS);
+        let k = bits - i32x16::splat(SQRT_HALF_BITS + (31 << 23));
         let e = f32x16::from_i32x16(k >> 23u32);
         let f: f32x16 = cast((k & i32x16::splat(0x007f_ffff)) + i32x16::splat(SQRT_HALF_BITS));
         let t = f - f32x16::ONE;
-        let c = |v: f32| f32x16::splat(v);
+        let c = |v: f32| f32x16::splat(-2.0 * v);
         let p = c(7.037_683_6e-2)
             .mul_add(t, c(-1.151_461e-1))
             .mul_add(t, c(1.167_699_9e-1))
@@ -219,9 +251,9 @@ mod vector {
             .mul_add(t, c(3.333_333e-1));
         let t2 = t * t;
         let y = (t2 * t) * p;
-        let y = e.mul_add(f32x16::splat(-2.121_944_4e-4), y);
-        let y = t2.mul_add(f32x16::splat(-0.5), y) + t;
-        e.mul_add(f32x16::splat(0.693_359_4), y)
+        let y = e.mul_add(c(-2.121_944_4e-4), y);
+        let y = t2.mul_add(c(-0.5), y) + t * f32x16::splat(-2.0);
+        e.mul_add(c(0.693_359_4), y)
     }
 
     /// `(sin φ, cos φ)` for `φ = 2π·a/2²⁴`, `a ∈ [0, 2²⁴)`.
@@ -251,33 +283,38 @@ mod vector {
 pub mod reference {
     use super::*;
 
-    /// One Box–Muller pair `(r cos φ, r sin φ)` from one word, with libm.
+    /// One Box–Muller pair `(r cos φ, r sin φ)` from its radius half and its angle half
+    /// (see the module docs), with libm.
     #[inline]
-    pub fn pair(word: u64) -> (f32, f32) {
-        let u1 = (radius_bits(word) as f32 + 0.5) * TWO_POW_M31;
+    pub fn pair(radius: u32, angle: u32) -> (f32, f32) {
+        let u1 = (radius_bits(radius) as f32 + 0.5) * TWO_POW_M31;
         let r = libm::sqrtf((-2.0 * libm::logf(u1)).max(0.0));
-        let (k, x) = quadrant(angle_bits(word));
+        let (k, x) = quadrant(angle_bits(angle));
         let (s, c) = libm::sincosf(x as f32 * TWO_PI_OVER_2_24);
         let (s, c) = rotate(k, s, c);
         (r * c, r * s)
+    }
+
+    /// Pair `j` of a block's sixteen words.
+    fn block_pair(w: &[u64; WORDS], j: usize) -> (f32, f32) {
+        pair(half(w, j), half(w, WORDS + j))
     }
 
     /// The scalar twin of [`super::fill_normal`]: same words, same layout, libm math.
     pub fn fill_normal<R: Rng + ?Sized>(rng: &mut R, out: &mut [f32]) {
         let mut blocks = out.chunks_exact_mut(2 * WORDS);
         for block in &mut blocks {
-            let w = words(rng, WORDS);
+            let w = words(rng);
             let (cos_half, sin_half) = block.split_at_mut(WORDS);
-            for ((c, s), &w) in cos_half.iter_mut().zip(sin_half.iter_mut()).zip(&w) {
-                (*c, *s) = pair(w);
+            for (j, (c, s)) in cos_half.iter_mut().zip(sin_half.iter_mut()).enumerate() {
+                (*c, *s) = block_pair(&w, j);
             }
         }
         let rest = blocks.into_remainder();
         if !rest.is_empty() {
-            let w = words(rng, rest.len().div_ceil(2));
-            let mut pairs = rest.chunks_mut(2);
-            for (p, &w) in (&mut pairs).zip(&w) {
-                let (c, s) = pair(w);
+            let w = words(rng);
+            for (j, p) in rest.chunks_mut(2).enumerate() {
+                let (c, s) = block_pair(&w, j);
                 p[0] = c;
                 if let Some(x) = p.get_mut(1) {
                     *x = s;
