@@ -8,6 +8,7 @@ use rand_core::Rng;
 
 use crate::error::{Error, check_len};
 use crate::models::Model;
+use crate::rng::CacheLines;
 
 /// An estimate of the gradient of the log posterior from a mini-batch.
 pub trait GradientEstimator {
@@ -45,6 +46,17 @@ pub fn check_batch(batch: &[usize], n_data: usize) -> Result<(), Error> {
 /// (Lemire's multiply-shift with rejection, so exactly uniform). Errors when
 /// `n_data == 0` or the batch is empty.
 ///
+/// For `n_data < 2³²` (every data set that fits in memory as rows) each index takes a
+/// 32-bit half `h` of a word: the index is `⌊h·n/2³²⌋`, unless the low 32 bits of `h·n`
+/// are below `2³² mod n` (probability below `n/2³²`), when it is redrawn the same way
+/// from `next_u32` until accepted. Index `j` of the batch takes half `j` of the words
+/// read as little-endian 32-bit values, so sixteen indices are one vector's worth of
+/// multiplies. Larger `n_data` take a whole 64-bit word an index, the same way. The
+/// words come from `fill_bytes`, up to [`BATCH_WORDS`] a call (one pass of a generator
+/// that makes words in bulk, like the default one), rounded up to a multiple of eight;
+/// a batch of fewer than sixteen indices (below `2³²`) takes its `⌈len/2⌉` words from
+/// `next_u64` instead, the low half first.
+///
 /// ```
 /// let mut rng = sgld::noise::default_rng(3);
 /// let mut batch = [0usize; 10];
@@ -52,6 +64,7 @@ pub fn check_batch(batch: &[usize], n_data: usize) -> Result<(), Error> {
 /// assert!(batch.iter().all(|&i| i < 32_561));
 /// # Ok::<(), sgld::Error>(())
 /// ```
+#[inline]
 pub fn sample_batch<R: Rng + ?Sized>(
     rng: &mut R,
     n_data: usize,
@@ -63,20 +76,113 @@ pub fn sample_batch<R: Rng + ?Sized>(
     if batch.is_empty() {
         return Err(Error::EmptyBatch);
     }
-    let n = n_data as u64;
-    for slot in batch.iter_mut() {
-        let mut m = (rng.next_u64() as u128) * (n as u128);
-        // Reject the low products that would over-represent some indices; the threshold
-        // `2⁶⁴ mod n` is below n, so the division is only needed when the low word is.
-        if (m as u64) < n {
-            let threshold = n.wrapping_neg() % n;
-            while (m as u64) < threshold {
-                m = (rng.next_u64() as u128) * (n as u128);
-            }
-        }
-        *slot = (m >> 64) as usize;
+    match u32::try_from(n_data) {
+        Ok(n) => sample_batch_u32(rng, n, batch),
+        Err(_) => sample_batch_u64(rng, n_data as u64, batch),
     }
     Ok(())
+}
+
+/// Words [`sample_batch`] takes from one `fill_bytes` call.
+pub const BATCH_WORDS: usize = 64;
+
+/// Indices one 64-byte line of words gives on the 32-bit path.
+const LINE_HALVES: usize = 16;
+
+/// [`sample_batch`] for `n < 2³²`: an index a 32-bit half.
+#[inline]
+fn sample_batch_u32<R: Rng + ?Sized>(rng: &mut R, n: u32, batch: &mut [usize]) {
+    if batch.len() < LINE_HALVES {
+        // A short batch: its halves from ⌈len/2⌉ calls of `next_u64` (a generator's
+        // buffered path, with no buffer to fill and read back).
+        let mut word = 0;
+        for (j, slot) in batch.iter_mut().enumerate() {
+            if j % 2 == 0 {
+                word = rng.next_u64();
+            }
+            let half = (word >> (32 * (j % 2))) as u32;
+            *slot = accept_u32(rng, n, half as u64 * n as u64);
+        }
+        return;
+    }
+    sample_lines_u32(rng, n, batch);
+}
+
+/// The index of the product `m = h·n` of a half `h`: `⌊m/2³²⌋`, or when the low half of
+/// `m` is below `2³² mod n`, the same from `next_u32` until accepted.
+#[inline(always)]
+fn accept_u32<R: Rng + ?Sized>(rng: &mut R, n: u32, mut m: u64) -> usize {
+    // 2³² mod n is below n, so the division is only needed when the low half is
+    // (probability n/2³²).
+    if (m as u32) < n {
+        let threshold = n.wrapping_neg() % n;
+        while (m as u32) < threshold {
+            m = rng.next_u32() as u64 * n as u64;
+        }
+    }
+    (m >> 32) as usize
+}
+
+/// The lines of [`sample_batch_u32`] for a batch of sixteen or more (out of line, so the
+/// short path stays small where it is inlined).
+#[inline(never)]
+fn sample_lines_u32<R: Rng + ?Sized>(rng: &mut R, n32: u32, batch: &mut [usize]) {
+    let n = n32 as u64;
+    let mut buf = CacheLines([0u8; 8 * BATCH_WORDS]);
+    for chunk in batch.chunks_mut(2 * BATCH_WORDS) {
+        // Whole 64-byte lines: a generator that makes eight words at a time writes whole
+        // rounds (the halves past the chunk are not used).
+        let bytes = &mut buf.0[..4 * chunk.len().next_multiple_of(LINE_HALVES)];
+        rng.fill_bytes(bytes);
+        for (group, line) in chunk
+            .chunks_mut(LINE_HALVES)
+            .zip(bytes.chunks_exact(4 * LINE_HALVES))
+        {
+            // Sixteen products at once (the compiler vectorises the fixed-size loops).
+            let mut m = [0u64; LINE_HALVES];
+            for (p, h) in m.iter_mut().zip(line.chunks_exact(4)) {
+                let mut le = [0u8; 4];
+                le.copy_from_slice(h);
+                *p = u32::from_le_bytes(le) as u64 * n;
+            }
+            let low = m[..group.len()]
+                .iter()
+                .fold(false, |r, &p| r | ((p as u32) < n32));
+            if low {
+                for (slot, &p) in group.iter_mut().zip(&m) {
+                    *slot = accept_u32(rng, n32, p);
+                }
+            } else {
+                for (slot, &p) in group.iter_mut().zip(&m) {
+                    *slot = (p >> 32) as usize;
+                }
+            }
+        }
+    }
+}
+
+/// [`sample_batch`] for `n ≥ 2³²`: an index a 64-bit word.
+#[inline(never)]
+fn sample_batch_u64<R: Rng + ?Sized>(rng: &mut R, n: u64, batch: &mut [usize]) {
+    let mut buf = CacheLines([0u8; 8 * BATCH_WORDS]);
+    for chunk in batch.chunks_mut(BATCH_WORDS) {
+        let bytes = &mut buf.0[..8 * chunk.len().next_multiple_of(8)];
+        rng.fill_bytes(bytes);
+        for (slot, b) in chunk.iter_mut().zip(bytes.chunks_exact(8)) {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(b);
+            let mut m = (u64::from_le_bytes(word) as u128) * (n as u128);
+            // The threshold `2⁶⁴ mod n` is below n, so the division is only needed when
+            // the low word is.
+            if (m as u64) < n {
+                let threshold = n.wrapping_neg() % n;
+                while (m as u64) < threshold {
+                    m = (rng.next_u64() as u128) * (n as u128);
+                }
+            }
+            *slot = (m >> 64) as usize;
+        }
+    }
 }
 
 /// `N/n`, the factor that makes a batch sum of `n` terms estimate the sum over `N` (0 for

@@ -37,6 +37,8 @@
 //! autocorrelation.
 
 use rand_core::{Rng, SeedableRng};
+
+use crate::rng::CacheLines;
 use wide::bytemuck::cast;
 use wide::{f32x16, i32x16, u32x16, u64x8};
 
@@ -168,10 +170,6 @@ pub fn fill_normal_simd<R: Rng + ?Sized>(rng: &mut R, out: &mut [f32]) {
 
 /// Blocks whose words one `fill_bytes` call makes.
 const SUPER: usize = 4;
-
-/// Bytes aligned to a 64-byte cache line.
-#[repr(align(64))]
-struct CacheLines<const N: usize>([u8; N]);
 
 /// Sixteen little-endian words from 128 bytes.
 #[inline(always)]

@@ -21,6 +21,12 @@ use wide::u64x8;
 /// Lanes advanced per round.
 pub const LANES: usize = 8;
 
+/// Bytes on 64-byte cache lines of their own: a buffer that a generator's vector stores
+/// fill and vector loads read back, so that no store straddles two lines (a straddling
+/// store does not forward to the load that follows it).
+#[repr(align(64))]
+pub(crate) struct CacheLines<const N: usize>(pub(crate) [u8; N]);
+
 /// Eight xoshiro256++ streams advanced in lockstep (see the module docs).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Xoshiro256x8 {

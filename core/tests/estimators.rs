@@ -255,3 +255,98 @@ fn sample_batch_is_uniform() {
     let chi2: f64 = counts.iter().map(|c| (c - e) * (c - e) / e).sum();
     assert!(chi2 < 22.46, "chi-square {chi2}");
 }
+
+/// `sample_batch` for `n < 2³²` as its docs define it, one index at a time: per call of
+/// up to 128 indices, ⌈len/16⌉·16 little-endian 32-bit halves from one `fill_bytes` (a
+/// batch shorter than 16: halves of `next_u64` words); index `j` from half `j`, a
+/// rejected product redrawn from `next_u32`.
+fn sample_batch_by_definition(rng: &mut impl rand_core::Rng, n: u32, batch: &mut [usize]) {
+    let threshold = ((1u64 << 32) % n as u64) as u32;
+    if batch.len() < 16 {
+        // Short batches: halves of `next_u64` words, low first.
+        let mut word = 0u64;
+        for (j, slot) in batch.iter_mut().enumerate() {
+            if j % 2 == 0 {
+                word = rng.next_u64();
+            }
+            let h = if j % 2 == 0 {
+                word as u32
+            } else {
+                (word >> 32) as u32
+            };
+            let mut m = h as u64 * n as u64;
+            while (m as u32) < threshold {
+                m = rng.next_u32() as u64 * n as u64;
+            }
+            *slot = (m >> 32) as usize;
+        }
+        return;
+    }
+    for chunk in batch.chunks_mut(128) {
+        let mut bytes = vec![0u8; 4 * chunk.len().next_multiple_of(16)];
+        rng.fill_bytes(&mut bytes);
+        for (slot, h) in chunk.iter_mut().zip(bytes.chunks_exact(4)) {
+            let mut m = u32::from_le_bytes(h.try_into().unwrap()) as u64 * n as u64;
+            while (m as u32) < threshold {
+                m = rng.next_u32() as u64 * n as u64;
+            }
+            *slot = (m >> 32) as usize;
+        }
+    }
+}
+
+#[test]
+fn sample_batch_follows_its_definition_rejections_included() {
+    use rand_core::Rng;
+    // 2³¹ + 1 rejects almost half the products, 3·2³⁰ a quarter; the others rarely or never.
+    let ns = [1u32, 7, 5000, 32_561, (1 << 31) + 1, 3 << 30, u32::MAX];
+    let lens = [1usize, 2, 10, 15, 16, 17, 100, 127, 128, 129, 300];
+    for n in ns {
+        for len in lens {
+            for seed in 0..4 {
+                let (mut a, mut b) = (default_rng(seed), default_rng(seed));
+                let (mut x, mut y) = (vec![0usize; len], vec![0usize; len]);
+                sample_batch(&mut a, n as usize, &mut x).unwrap();
+                sample_batch_by_definition(&mut b, n, &mut y);
+                assert_eq!(x, y, "n {n} len {len} seed {seed}");
+                assert_eq!(
+                    a.next_u64(),
+                    b.next_u64(),
+                    "n {n} len {len}: generator states"
+                );
+                assert!(x.iter().all(|&i| i < n as usize));
+            }
+        }
+    }
+}
+
+#[test]
+fn sample_batch_rejection_makes_it_uniform() {
+    // n = 3·2³⁰: without rejection, ⌊3h/4⌋ would take residue 0 mod 3 half the time.
+    // χ² of 10⁶ indices over the three residues (2 degrees of freedom): the 0.999
+    // quantile is 13.82.
+    let mut rng = default_rng(11);
+    let mut batch = [0usize; 1000];
+    let mut counts = [0f64; 3];
+    for _ in 0..1000 {
+        sample_batch(&mut rng, 3 << 30, &mut batch).unwrap();
+        for &i in &batch {
+            counts[i % 3] += 1.0;
+        }
+    }
+    let e = 1e6 / 3.0;
+    let chi2: f64 = counts.iter().map(|c| (c - e) * (c - e) / e).sum();
+    assert!(chi2 < 13.82, "chi-square {chi2}");
+}
+
+#[cfg(target_pointer_width = "64")]
+#[test]
+fn sample_batch_beyond_u32_takes_a_word_an_index() {
+    let n = (1usize << 40) + 3;
+    let mut rng = default_rng(5);
+    let mut batch = [0usize; 300];
+    sample_batch(&mut rng, n, &mut batch).unwrap();
+    assert!(batch.iter().all(|&i| i < n));
+    // Indices spread over the whole range, not just its low 2³² values.
+    assert!(batch.iter().filter(|&&i| i > n / 2).count() > 100);
+}
