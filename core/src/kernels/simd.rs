@@ -482,11 +482,11 @@ pub fn dots_f64(a: &[f64], rows: &[f64], stride: usize, out: &mut [f64]) {
 /// of a row of `a` with a row of `b` (`A·Bᵀ`), for `i < out.len() / cols` and
 /// `k < cols`; products with a row that does not fit give 0.
 ///
-/// Blocks of four rows of `a` by up to five rows of `b` (then two or one rows of `a`
-/// by up to eight), the rows of `b` in groups as even as their number allows: a step
-/// of a four-by-five block loads nine vectors for twenty multiply-adds, so the
-/// multiply-add pipes, not the loads, set the pace. Every product is summed as
-/// [`dots_f64`] sums it.
+/// Blocks of up to five rows of `a` by up to five rows of `b` (by up to eight when the
+/// block of `a` has three rows or fewer), both in groups as even as their number allows
+/// (ten rows are two groups of five): a step of a five-by-five block loads ten vectors
+/// for twenty-five multiply-adds, so the multiply-add pipes, not the loads, set the
+/// pace. Every product is summed as [`dots_f64`] sums it.
 pub fn dots_rows_f64(
     a: &[f64],
     b: &[f64],
@@ -553,18 +553,20 @@ fn dots_rows<T: Widen>(a: &[T], b: &[T], stride: usize, len: usize, out: &mut [f
     for (i, row) in out.chunks_exact_mut(cols).enumerate() {
         row[if i < fit_a { fit_b } else { 0 }..].fill(0.0);
     }
-    // Blocks of four rows of `a` (then two, one), each against groups of rows of `b`.
+    // Blocks of up to five rows of `a`, as even as their number allows (ten rows are
+    // two blocks of five), each against groups of rows of `b`.
+    let blocks = fit_a.div_ceil(5);
     let mut i0 = 0;
-    while i0 + 4 <= fit_a {
-        dots_rows_block::<T, 4>(a, b, stride, len, out, cols, i0, fit_b);
-        i0 += 4;
-    }
-    if i0 + 2 <= fit_a {
-        dots_rows_block::<T, 2>(a, b, stride, len, out, cols, i0, fit_b);
-        i0 += 2;
-    }
-    if i0 < fit_a {
-        dots_rows_block::<T, 1>(a, b, stride, len, out, cols, i0, fit_b);
+    for g in 0..blocks {
+        let p = (fit_a - i0).div_ceil(blocks - g);
+        match p {
+            5 => dots_rows_block::<T, 5>(a, b, stride, len, out, cols, i0, fit_b),
+            4 => dots_rows_block::<T, 4>(a, b, stride, len, out, cols, i0, fit_b),
+            3 => dots_rows_block::<T, 3>(a, b, stride, len, out, cols, i0, fit_b),
+            2 => dots_rows_block::<T, 2>(a, b, stride, len, out, cols, i0, fit_b),
+            _ => dots_rows_block::<T, 1>(a, b, stride, len, out, cols, i0, fit_b),
+        }
+        i0 += p;
     }
 }
 
@@ -587,7 +589,7 @@ fn dots_rows_block<T: Widen, const P: usize>(
     // five, not eight and two), each at most what fits in the 32 vector registers with
     // the `P × R` accumulators: a group costs what its multiply-adds do only when it
     // has enough of them.
-    let most = if P == 4 { 5 } else { 8 };
+    let most = if P >= 4 { 5 } else { 8 };
     let groups = nb.div_ceil(most);
     let mut k0 = 0;
     for g in 0..groups {
@@ -607,7 +609,7 @@ fn dots_rows_block<T: Widen, const P: usize>(
     }
 }
 
-/// The `P × R` products (`P` is 1, 2 or 4) of rows `ar` with the `R` rows of `b` from
+/// The `P × R` products (`P ≤ 5`) of rows `ar` with the `R` rows of `b` from
 /// `k0`, into `out`.
 #[inline(always)]
 fn dots_rows_group<T: Widen, const P: usize, const R: usize>(
@@ -622,7 +624,7 @@ fn dots_rows_group<T: Widen, const P: usize, const R: usize>(
     use wide::f64x8;
     let n = ar.first().map_or(0, |r| r.len());
     // Rows of `a` past the first P repeat the last one (their sums are never written).
-    let a: [&[T]; 4] = core::array::from_fn(|p| &ar[p.min(P - 1)][..n]);
+    let a: [&[T]; 5] = core::array::from_fn(|p| &ar[p.min(P - 1)][..n]);
     let body = n - n % 8;
     // With n ≥ 8, a ragged tail is one more vector: the last eight elements, with the
     // lanes the body already counted masked off.
@@ -634,6 +636,7 @@ fn dots_rows_group<T: Widen, const P: usize, const R: usize>(
     let mut acc1 = [f64x8::ZERO; R];
     let mut acc2 = [f64x8::ZERO; R];
     let mut acc3 = [f64x8::ZERO; R];
+    let mut acc4 = [f64x8::ZERO; R];
     #[inline(always)]
     fn step<const R: usize>(acc: &mut [f64x8; R], av: f64x8, bv: &[f64x8; R]) {
         for (acc, bv) in acc.iter_mut().zip(bv) {
@@ -646,9 +649,14 @@ fn dots_rows_group<T: Widen, const P: usize, const R: usize>(
         if P >= 2 {
             step(&mut acc1, T::load8(&a[1][m..m + 8]), &bv);
         }
-        if P >= 4 {
+        if P >= 3 {
             step(&mut acc2, T::load8(&a[2][m..m + 8]), &bv);
+        }
+        if P >= 4 {
             step(&mut acc3, T::load8(&a[3][m..m + 8]), &bv);
+        }
+        if P >= 5 {
+            step(&mut acc4, T::load8(&a[4][m..m + 8]), &bv);
         }
     }
     if let Some((w, mask)) = tail {
@@ -660,12 +668,17 @@ fn dots_rows_group<T: Widen, const P: usize, const R: usize>(
         if P >= 2 {
             step(&mut acc1, av(1), &bv);
         }
-        if P >= 4 {
+        if P >= 3 {
             step(&mut acc2, av(2), &bv);
+        }
+        if P >= 4 {
             step(&mut acc3, av(3), &bv);
         }
+        if P >= 5 {
+            step(&mut acc4, av(4), &bv);
+        }
     }
-    for (p, acc) in [acc0, acc1, acc2, acc3].iter().take(P).enumerate() {
+    for (p, acc) in [acc0, acc1, acc2, acc3, acc4].iter().take(P).enumerate() {
         let row = &mut out[(i0 + p) * cols + k0..][..R];
         for ((o, acc), r) in row.iter_mut().zip(acc).zip(&br) {
             let mut s = acc.reduce_add();
