@@ -1,8 +1,9 @@
-//! Gaussian noise fill, SIMD against its scalar twin.
+//! Gaussian noise fill, SIMD against its scalar twin; mini-batch indices.
 
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group};
+use sgld::gradient::sample_batch;
 use sgld::noise::{default_rng, fill_normal_simd, reference};
 
 fn fill(c: &mut Criterion) {
@@ -26,4 +27,23 @@ fn fill(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, fill);
+/// Uniform indices with replacement: a short batch (`next_u64` words) and vector lines,
+/// over the ICA data's 5,000 rows and a9a's 32,561.
+fn batch(c: &mut Criterion) {
+    let mut g = c.benchmark_group("sample_batch");
+    for n_data in [5_000usize, 32_561] {
+        for len in [1usize, 10, 100, 1000] {
+            let mut batch = vec![0usize; len];
+            let mut rng = default_rng(2);
+            sample_batch(&mut rng, n_data, &mut batch).unwrap();
+            assert!(batch.iter().all(|&i| i < n_data), "index sanity check");
+            g.throughput(Throughput::Elements(len as u64));
+            g.bench_with_input(BenchmarkId::new(format!("n{n_data}"), len), &len, |b, _| {
+                b.iter(|| sample_batch(&mut rng, n_data, black_box(&mut batch)))
+            });
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(benches, fill, batch);
