@@ -239,20 +239,26 @@ fn mixing_thinner_keeps_samples_d0_apart() {
     assert!(MixingThinner::new(0.0).is_err());
 }
 
+/// Pearson's χ² of 10⁶ indices drawn as 1,000 batches of 1,000 from `0..n_data` and
+/// counted in `C` cells by `i mod C`, against equal expected counts.
+fn batch_chi_square<const C: usize>(seed: u64, n_data: usize) -> f64 {
+    let mut rng = default_rng(seed);
+    let mut batch = [0usize; 1000];
+    let mut counts = [0f64; C];
+    for _ in 0..1000 {
+        sample_batch(&mut rng, n_data, &mut batch).unwrap();
+        for &i in &batch {
+            counts[i % C] += 1.0;
+        }
+    }
+    let e = 1e6 / C as f64;
+    counts.iter().map(|c| (c - e) * (c - e) / e).sum()
+}
+
 #[test]
 fn sample_batch_is_uniform() {
     // χ² test of 10⁶ indices over 7 cells (6 degrees of freedom): the 0.999 quantile is 22.46.
-    let mut rng = default_rng(9);
-    let mut batch = [0usize; 1000];
-    let mut counts = [0f64; 7];
-    for _ in 0..1000 {
-        sample_batch(&mut rng, 7, &mut batch).unwrap();
-        for &i in &batch {
-            counts[i] += 1.0;
-        }
-    }
-    let e = 1e6 / 7.0;
-    let chi2: f64 = counts.iter().map(|c| (c - e) * (c - e) / e).sum();
+    let chi2 = batch_chi_square::<7>(9, 7);
     assert!(chi2 < 22.46, "chi-square {chi2}");
 }
 
@@ -325,17 +331,7 @@ fn sample_batch_rejection_makes_it_uniform() {
     // n = 3·2³⁰: without rejection, ⌊3h/4⌋ would take residue 0 mod 3 half the time.
     // χ² of 10⁶ indices over the three residues (2 degrees of freedom): the 0.999
     // quantile is 13.82.
-    let mut rng = default_rng(11);
-    let mut batch = [0usize; 1000];
-    let mut counts = [0f64; 3];
-    for _ in 0..1000 {
-        sample_batch(&mut rng, 3 << 30, &mut batch).unwrap();
-        for &i in &batch {
-            counts[i % 3] += 1.0;
-        }
-    }
-    let e = 1e6 / 3.0;
-    let chi2: f64 = counts.iter().map(|c| (c - e) * (c - e) / e).sum();
+    let chi2 = batch_chi_square::<3>(11, 3 << 30);
     assert!(chi2 < 13.82, "chi-square {chi2}");
 }
 
