@@ -333,12 +333,13 @@ impl Lanes for f32x16 {
 /// (`rows × cols`) in f64; products whose operands do not fit in `a`, `b` or `out` are
 /// skipped (the whole row or column is then left alone).
 ///
-/// Blocked for registers: four rows of `out` by two vectors of columns at a time, so
-/// each vector of `b` loaded serves four fused multiply-adds and each element of `a`
-/// two vectors' lanes (a plain row-times-matrix loop is bound by its loads instead).
-/// Ragged edges: one block of the last one to three rows, one-vector column blocks, and
-/// a last block of the final vector's width of columns (recomputing a few outputs by
-/// the same chain of operations, so they do not change). Every output is the same
+/// Blocked for registers: tiles of up to five rows of `out` by up to four vectors of
+/// columns (rows and vectors split as evenly as their numbers allow), so each vector of
+/// `b` loaded serves up to five fused multiply-adds and each element of `a` up to four
+/// vectors' lanes, with enough independent chains to hide the multiply-add latency (a
+/// plain row-times-matrix loop is bound by its loads instead). The last vector of a
+/// row ends at its last column (recomputing a few outputs by the same chain of
+/// operations, so they do not change). Every output is the same
 /// chain of fused multiply-adds over `k`, wherever its column falls (with fewer columns
 /// than a vector's lanes, the lanes past them compute numbers nobody keeps), so a column
 /// of `out` does not depend on how many columns there are.
@@ -365,12 +366,14 @@ fn gemm<V: Lanes>(
         return;
     }
     let b = &b[..inner * cols];
+    // Blocks of up to five rows, as even as their number allows (ten rows are two
+    // blocks of five): a block size known at compile time, no per-row branch inside.
+    let blocks = rows.div_ceil(5);
     let mut i = 0;
-    while i < rows {
-        // Four rows at a time, the last one to three as one block of their own size
-        // (a block size known at compile time: no per-row branch in the inner loop).
-        let rb = (rows - i).min(4);
+    for g in 0..blocks {
+        let rb = (rows - i).div_ceil(blocks - g);
         match rb {
+            5 => gemm_block::<V, 5>(a, b, out, i, rows, inner, cols),
             4 => gemm_block::<V, 4>(a, b, out, i, rows, inner, cols),
             3 => gemm_block::<V, 3>(a, b, out, i, rows, inner, cols),
             2 => gemm_block::<V, 2>(a, b, out, i, rows, inner, cols),
@@ -394,77 +397,86 @@ fn gemm_block<V: Lanes, const RB: usize>(
     cols: usize,
 ) {
     let n = V::N;
-    // Column blocks: (first column, width 2N or N); the last may overlap its neighbour.
-    let block_at = |c: usize| -> Option<(usize, usize)> {
-        if c + 2 * n <= cols {
-            Some((c, 2 * n))
-        } else if c + n <= cols {
-            Some((c, n))
-        } else if c < cols && cols >= n {
-            Some((cols - n, n))
-        } else {
-            None
-        }
-    };
     let ar: [&[V::Elem]; RB] = core::array::from_fn(|r| &a[(i + r) * inner..][..inner]);
-    let mut c = 0;
-    while let Some((c0, width)) = block_at(c) {
-        let mut acc = [[V::ZERO; 2]; RB];
-        if width == 2 * n {
-            for (k, bk) in b.chunks_exact(cols).enumerate() {
-                let (lo, hi) = (V::load(&bk[c0..c0 + n]), V::load(&bk[c0 + n..c0 + 2 * n]));
-                for (acc, ar) in acc.iter_mut().zip(&ar) {
-                    let v = V::splat(ar[k]);
-                    acc[0] = v.mul_add(lo, acc[0]);
-                    acc[1] = v.mul_add(hi, acc[1]);
-                }
+    if cols >= n {
+        // Vectors of columns: the whole ones, then one ending at the last column (which
+        // overlaps its neighbour), in tiles of up to four vectors as even as their
+        // number allows (seven vectors are tiles of four and three).
+        let vectors = cols.div_ceil(n);
+        let tiles = vectors.div_ceil(4);
+        let mut j = 0;
+        for t in 0..tiles {
+            let w = (vectors - j).div_ceil(tiles - t);
+            match w {
+                4 => gemm_tile::<V, RB, 4>(&ar, b, out, i, cols, j),
+                3 => gemm_tile::<V, RB, 3>(&ar, b, out, i, cols, j),
+                2 => gemm_tile::<V, RB, 2>(&ar, b, out, i, cols, j),
+                _ => gemm_tile::<V, RB, 1>(&ar, b, out, i, cols, j),
             }
-        } else {
-            for (k, bk) in b.chunks_exact(cols).enumerate() {
-                let lo = V::load(&bk[c0..c0 + n]);
-                for (acc, ar) in acc.iter_mut().zip(&ar) {
-                    acc[0] = V::splat(ar[k]).mul_add(lo, acc[0]);
-                }
-            }
+            j += w;
         }
-        for (r, acc) in acc.iter().enumerate() {
-            let o = &mut out[(i + r) * cols + c0..][..width];
-            acc[0].store(&mut o[..n]);
-            if width == 2 * n {
-                acc[1].store(&mut o[n..]);
-            }
-        }
-        c = c0 + width;
+        return;
     }
-    if cols < n {
-        // One vector a row of `b`, read on into the rows after it where they exist (the
-        // last rows padded with zeros): lanes past `cols` compute numbers nobody keeps.
-        let mut acc = [V::ZERO; RB];
-        let mut buf = [V::Elem::default(); LANES];
-        for (k, bk) in b.chunks_exact(cols).enumerate() {
-            let bv = match b.get(k * cols..k * cols + n) {
-                Some(ahead) => V::load(ahead),
-                None => {
-                    buf[..cols].copy_from_slice(bk);
-                    V::load(&buf[..n])
-                }
-            };
-            for (acc, ar) in acc.iter_mut().zip(&ar) {
-                *acc = V::splat(ar[k]).mul_add(bv, *acc);
+    // One vector a row of `b`, read on into the rows after it where they exist (the
+    // last rows padded with zeros): lanes past `cols` compute numbers nobody keeps.
+    let mut acc = [V::ZERO; RB];
+    let mut buf = [V::Elem::default(); LANES];
+    for (k, bk) in b.chunks_exact(cols).enumerate() {
+        let bv = match b.get(k * cols..k * cols + n) {
+            Some(ahead) => V::load(ahead),
+            None => {
+                buf[..cols].copy_from_slice(bk);
+                V::load(&buf[..n])
+            }
+        };
+        for (acc, ar) in acc.iter_mut().zip(&ar) {
+            *acc = V::splat(ar[k]).mul_add(bv, *acc);
+        }
+    }
+    // A whole vector stored at the row's start where the product's rows reach that
+    // far (its extra lanes fall on rows stored after it), else through a buffer.
+    let end = out.len().min(rows_end * cols);
+    for (r, acc) in acc.iter().enumerate() {
+        let at = (i + r) * cols;
+        match out.get_mut(at..at + n).filter(|_| at + n <= end) {
+            Some(o) => acc.store(o),
+            None => {
+                acc.store(&mut buf[..n]);
+                out[at..at + cols].copy_from_slice(&buf[..cols]);
             }
         }
-        // A whole vector stored at the row's start where the product's rows reach that
-        // far (its extra lanes fall on rows stored after it), else through a buffer.
-        let end = out.len().min(rows_end * cols);
-        for (r, acc) in acc.iter().enumerate() {
-            let at = (i + r) * cols;
-            match out.get_mut(at..at + n).filter(|_| at + n <= end) {
-                Some(o) => acc.store(o),
-                None => {
-                    acc.store(&mut buf[..n]);
-                    out[at..at + cols].copy_from_slice(&buf[..cols]);
-                }
+    }
+}
+
+/// Rows `i..i + RB` of [`gemm`] by the `W` vectors of columns from vector `j0` (the
+/// last vector of a row ends at its last column): `RB·W` accumulators, each vector of
+/// `b` loaded once for `RB` multiply-adds and each element of `a` broadcast once for
+/// `W`, enough independent chains to keep both multiply-add ports busy.
+#[inline(always)]
+fn gemm_tile<V: Lanes, const RB: usize, const W: usize>(
+    ar: &[&[V::Elem]; RB],
+    b: &[V::Elem],
+    out: &mut [V::Elem],
+    i: usize,
+    cols: usize,
+    j0: usize,
+) {
+    let n = V::N;
+    let at: [usize; W] = core::array::from_fn(|w| ((j0 + w) * n).min(cols - n));
+    let mut acc = [[V::ZERO; W]; RB];
+    for (k, bk) in b.chunks_exact(cols).enumerate() {
+        let bv: [V; W] = core::array::from_fn(|w| V::load(&bk[at[w]..at[w] + n]));
+        for (acc, ar) in acc.iter_mut().zip(ar) {
+            let v = V::splat(ar[k]);
+            for (acc, bv) in acc.iter_mut().zip(&bv) {
+                *acc = v.mul_add(*bv, *acc);
             }
+        }
+    }
+    for (r, acc) in acc.iter().enumerate() {
+        let row = &mut out[(i + r) * cols..][..cols];
+        for (acc, &c) in acc.iter().zip(&at) {
+            acc.store(&mut row[c..c + n]);
         }
     }
 }
@@ -678,10 +690,26 @@ fn dots_rows_group<T: Widen, const P: usize, const R: usize>(
             step(&mut acc4, av(4), &bv);
         }
     }
+    // The P·R horizontal sums, eight at a time (a shuffle tree shares its steps among
+    // the eight, where a sum on its own takes three shuffles and three adds).
+    let mut flat = [f64x8::ZERO; 40];
     for (p, acc) in [acc0, acc1, acc2, acc3, acc4].iter().take(P).enumerate() {
+        flat[p * R..(p + 1) * R].copy_from_slice(acc);
+    }
+    let mut sums = [0.0f64; 40];
+    for (s, v) in sums
+        .chunks_exact_mut(8)
+        .zip(flat.chunks_exact(8))
+        .take((P * R).div_ceil(8))
+    {
+        if let Ok(v) = v.try_into() {
+            s.copy_from_slice(&sum_lanes8(v));
+        }
+    }
+    for p in 0..P {
         let row = &mut out[(i0 + p) * cols + k0..][..R];
-        for ((o, acc), r) in row.iter_mut().zip(acc).zip(&br) {
-            let mut s = acc.reduce_add();
+        for (q, (o, r)) in row.iter_mut().zip(&br).enumerate() {
+            let mut s = sums[p * R + q];
             if tail.is_none() {
                 for m in body..n {
                     s += a[p][m].widen() * r[m].widen();
@@ -690,6 +718,36 @@ fn dots_rows_group<T: Widen, const P: usize, const R: usize>(
             *o = s;
         }
     }
+}
+
+/// The lane sums of eight vectors, `[Σ v₀, …, Σ v₇]`, by a tree of three levels: each
+/// level adds two vectors' halves, quarters and then neighbouring lanes, seven adds and
+/// fourteen two-source shuffles for all eight sums.
+#[inline(always)]
+fn sum_lanes8(v: &[wide::f64x8; 8]) -> [f64; 8] {
+    use wide::f64x8;
+    // Halves: lanes 0–3 hold four partial sums of the first vector, 4–7 of the second.
+    let halves = |a: f64x8, b: f64x8| {
+        let (a, b) = (a.to_array(), b.to_array());
+        f64x8::new([a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]])
+            + f64x8::new([a[4], a[5], a[6], a[7], b[4], b[5], b[6], b[7]])
+    };
+    // Quarters: two partial sums each of v₀, v₂, v₁, v₃ (and of v₄, v₆, v₅, v₇).
+    let quarters = |a: f64x8, b: f64x8| {
+        let (a, b) = (a.to_array(), b.to_array());
+        f64x8::new([a[0], a[1], b[0], b[1], a[4], a[5], b[4], b[5]])
+            + f64x8::new([a[2], a[3], b[2], b[3], a[6], a[7], b[6], b[7]])
+    };
+    // Neighbours: the sums of v₀, v₄, v₂, v₆, v₁, v₅, v₃, v₇.
+    let pairs = |a: f64x8, b: f64x8| {
+        let (a, b) = (a.to_array(), b.to_array());
+        f64x8::new([a[0], b[0], a[2], b[2], a[4], b[4], a[6], b[6]])
+            + f64x8::new([a[1], b[1], a[3], b[3], a[5], b[5], a[7], b[7]])
+    };
+    let q0 = quarters(halves(v[0], v[1]), halves(v[2], v[3]));
+    let q1 = quarters(halves(v[4], v[5]), halves(v[6], v[7]));
+    let s = pairs(q0, q1).to_array();
+    [s[0], s[4], s[2], s[6], s[1], s[5], s[3], s[7]]
 }
 
 /// `out[k·stride + q] = rows[q][k]` as f64 for `q < 8` and `k` below the shortest row's
