@@ -67,16 +67,26 @@ fn matmul(a: &[f64], b: &[f64], out: &mut [f64], d: usize) {
     imp::gemm_f64(a, b, out, d, d, d);
 }
 
-/// `eta[i] = √ε·zᵢ` with `zᵢ` standard normals: the entries of eq. 16's `η`.
-fn fill_eta<R: Rng + ?Sized>(eps: f64, rng: &mut R, eta: &mut [f64]) {
+/// `eta[i] = √ε·zᵢ + h·mᵢ` with `zᵢ` standard normals: the entries of eq. 16's `η`,
+/// plus the drift `h·m` in the same pass when `m` holds one (`m` empty: `η` alone).
+fn fill_eta<R: Rng + ?Sized>(eps: f64, rng: &mut R, eta: &mut [f64], h: f64, m: &[f64]) {
     // One fill for D ≤ 16 (a short fill is bound by latency, so fewer is faster).
     let mut z = [0.0f32; 256];
     let se = libm::sqrt(eps);
-    for chunk in eta.chunks_mut(z.len()) {
+    for (at, chunk) in (0..).step_by(z.len()).zip(eta.chunks_mut(z.len())) {
         let zc = &mut z[..chunk.len()];
         fill_normal(rng, zc);
-        for (e, &v) in chunk.iter_mut().zip(zc.iter()) {
-            *e = se * v as f64;
+        match m.get(at..at + chunk.len()) {
+            Some(mc) => {
+                for ((e, &v), &mv) in chunk.iter_mut().zip(zc.iter()).zip(mc) {
+                    *e = se * v as f64 + h * mv;
+                }
+            }
+            None => {
+                for (e, &v) in chunk.iter_mut().zip(zc.iter()) {
+                    *e = se * v as f64;
+                }
+            }
         }
     }
 }
@@ -299,23 +309,24 @@ impl<'a> Ica<'a> {
             // m rows of the s planned: a row past the end of the data is skipped.
             // Eight rows at a time as eight columns (a transpose in registers), the
             // last few one element at a time.
-            let mut m = 0;
-            let mut eight: [&[f32]; 8] = [&[]; 8];
-            let mut q = 0;
+            // The chunk's rows in range, first as start offsets (a tight loop that keeps
+            // the iterator out of the transposing loop below).
+            let mut starts = [0usize; CHUNK_ROWS];
+            let mut found = 0;
+            let len = self.len();
             for n in rows.by_ref().take(s) {
-                let Some(row) = self.x.get(n * d..(n + 1) * d) else {
-                    continue;
-                };
-                eight[q] = row;
-                q += 1;
-                if q == 8 {
-                    imp::columns_f32(&eight, &mut xc[m..], s);
-                    m += 8;
-                    q = 0;
-                }
+                starts[found] = n.wrapping_mul(d);
+                found += usize::from(n < len);
             }
-            for row in &eight[..q] {
-                for (k, &v) in row.iter().enumerate() {
+            let mut m = 0;
+            let mut groups = starts[..found].chunks_exact(8);
+            for g in &mut groups {
+                let eight: [&[f32]; 8] = core::array::from_fn(|q| &self.x[g[q]..g[q] + d]);
+                imp::columns_f32(&eight, &mut xc[m..], s);
+                m += 8;
+            }
+            for &at in groups.remainder() {
+                for (k, &v) in self.x[at..at + d].iter().enumerate() {
                     xc[k * s + m] = v;
                 }
                 m += 1;
@@ -421,7 +432,7 @@ impl<'a> Ica<'a> {
     ) {
         let d = self.d;
         let eta = &mut scratch[..d * d];
-        fill_eta(eps, rng, eta);
+        fill_eta(eps, rng, eta, 0.0, &[]);
         matmul(eta, w, out, d);
     }
 
@@ -446,16 +457,13 @@ impl<'a> Ica<'a> {
         // W + ½ε (D_W + Γ) + η W = W + B W with B = ½ε (M + γI) + η, D_W = M W and
         // Γ = γW: one d × d product instead of two.
         self.drift_matrix(w, batch.iter().copied(), batch.len(), rest);
-        fill_eta(eps, rng, b);
         let gamma = if self.drift_correction {
             (d + 1) as f64
         } else {
             0.0
         };
         let h = 0.5 * eps;
-        for (bij, m) in b.iter_mut().zip(&rest[..d * d]) {
-            *bij += h * m;
-        }
+        fill_eta(eps, rng, b, h, &rest[..d * d]);
         for i in 0..d {
             b[i * d + i] += h * gamma;
         }
