@@ -334,10 +334,11 @@ impl Lanes for f32x16 {
 /// skipped (the whole row or column is then left alone).
 ///
 /// Blocked for registers: tiles of up to five rows of `out` by up to four vectors of
-/// columns (rows and vectors split as evenly as their numbers allow), so each vector of
-/// `b` loaded serves up to five fused multiply-adds and each element of `a` up to four
-/// vectors' lanes, with enough independent chains to hide the multiply-add latency (a
-/// plain row-times-matrix loop is bound by its loads instead). The last vector of a
+/// columns, or up to ten rows when a row is at most two vectors (rows and vectors split
+/// as evenly as their numbers allow), so each vector of `b` loaded serves several fused
+/// multiply-adds and each element of `a` several vectors' lanes, with enough
+/// independent chains to hide the multiply-add latency (a plain row-times-matrix loop
+/// is bound by its loads instead). The last vector of a
 /// row ends at its last column (recomputing a few outputs by the same chain of
 /// operations, so they do not change). Every output is the same
 /// chain of fused multiply-adds over `k`, wherever its column falls (with fewer columns
@@ -366,13 +367,22 @@ fn gemm<V: Lanes>(
         return;
     }
     let b = &b[..inner * cols];
-    // Blocks of up to five rows, as even as their number allows (ten rows are two
-    // blocks of five): a block size known at compile time, no per-row branch inside.
-    let blocks = rows.div_ceil(5);
+    // Blocks of rows as even as their number allows, a block size known at compile
+    // time (no per-row branch inside): up to ten rows when a row of `out` is at most two
+    // vectors (ten rows are one block, whose twenty chains keep both multiply-add ports
+    // busy where two blocks of five would each wait on their chains' latency), else up
+    // to five (ten rows are two blocks of five, each by tiles of up to four vectors).
+    let most = if cols <= 2 * V::N { 10 } else { 5 };
+    let blocks = rows.div_ceil(most);
     let mut i = 0;
     for g in 0..blocks {
         let rb = (rows - i).div_ceil(blocks - g);
         match rb {
+            10 => gemm_block::<V, 10>(a, b, out, i, rows, inner, cols),
+            9 => gemm_block::<V, 9>(a, b, out, i, rows, inner, cols),
+            8 => gemm_block::<V, 8>(a, b, out, i, rows, inner, cols),
+            7 => gemm_block::<V, 7>(a, b, out, i, rows, inner, cols),
+            6 => gemm_block::<V, 6>(a, b, out, i, rows, inner, cols),
             5 => gemm_block::<V, 5>(a, b, out, i, rows, inner, cols),
             4 => gemm_block::<V, 4>(a, b, out, i, rows, inner, cols),
             3 => gemm_block::<V, 3>(a, b, out, i, rows, inner, cols),
@@ -403,6 +413,19 @@ fn gemm_block<V: Lanes, const RB: usize>(
         // overlaps its neighbour), in tiles of up to four vectors as even as their
         // number allows (seven vectors are tiles of four and three).
         let vectors = cols.div_ceil(n);
+        if vectors <= 2 {
+            match vectors {
+                2 => gemm_tile::<V, RB, 2>(&ar, b, out, i, cols, 0),
+                _ => gemm_tile::<V, RB, 1>(&ar, b, out, i, cols, 0),
+            }
+            return;
+        }
+        // Wider rows come in blocks of at most five rows (the caller's split), and
+        // only those blocks' wide tiles are compiled: 5 × 4 accumulators fit the
+        // registers, 10 × 4 would not.
+        if RB > 5 {
+            return;
+        }
         let tiles = vectors.div_ceil(4);
         let mut j = 0;
         for t in 0..tiles {
