@@ -182,15 +182,31 @@ pub fn langevin_propose_checked(
 }
 
 /// The scalar form of [`langevin_propose_checked`] for fewer than sixteen elements
-/// (lengths trusted equal): four partial sums, so the norm is not a chain of dependent
-/// adds.
+/// (lengths trusted equal): four partial sums, element `k` into sum `k mod 4`, so the
+/// norm is not a chain of dependent adds. Every sum is named by a constant index (four
+/// at a time, then the last one to three), which keeps the four in registers: an index
+/// known only at run time puts them on the stack, and reading them back as one vector
+/// after four scalar stores stalls on store forwarding.
 #[inline(always)]
 fn propose_tail(theta: &[f32], grad: &[f32], noise: &mut [f32], h: f32, s: f32) -> (f32, bool) {
     let (mut sq4, mut finite) = ([0.0f32; 4], true);
-    for (k, ((e, t), g)) in noise.iter_mut().zip(theta).zip(grad).enumerate() {
-        sq4[k % 4] += *e * *e;
+    let mut one = |j: usize, e: &mut f32, t: f32, g: f32| {
+        sq4[j] += *e * *e;
         *e = t + h * g + s * *e;
         finite &= e.is_finite();
+    };
+    let mut ec = noise.chunks_exact_mut(4);
+    let (mut tc, mut gc) = (theta.chunks_exact(4), grad.chunks_exact(4));
+    for ((e, t), g) in (&mut ec).zip(&mut tc).zip(&mut gc) {
+        for j in 0..4 {
+            one(j, &mut e[j], t[j], g[j]);
+        }
+    }
+    let (e, t, g) = (ec.into_remainder(), tc.remainder(), gc.remainder());
+    for j in 0..3 {
+        if let (Some(e), Some(&t), Some(&g)) = (e.get_mut(j), t.get(j), g.get(j)) {
+            one(j, e, t, g);
+        }
     }
     ((sq4[0] + sq4[1]) + (sq4[2] + sq4[3]), finite)
 }
