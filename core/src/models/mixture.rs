@@ -74,9 +74,11 @@ impl Model for TiedMixture<'_> {
             let Some(&xi) = self.x.get(i) else { continue };
             let d1 = xi - t1;
             let d2 = d1 - t2;
-            // r = σ(b − a) with b − a = (d1² − d2²)/(2σₓ²)
-            let r = sigmoid(0.5 * inv * (d1 * d1 - d2 * d2));
-            s1 += (1.0 - r) * d1 + r * d2;
+            // r = σ(b − a) with b − a = (d1² − d2²)/(2σₓ²) = t2·(d1 + d2)/(2σₓ²) (the
+            // factored form does not cancel when t2 is small, and is a shorter chain).
+            let r = sigmoid(0.5 * inv * (t2 * (d1 + d2)));
+            // (1 − r)·d1 + r·d2 = d1 − r·t2.
+            s1 += d1 - r * t2;
             s2 += r * d2;
         }
         *g1 += s1 * inv;
