@@ -354,12 +354,11 @@ impl Lanes for f32x16 {
 /// as evenly as their numbers allow), so each vector of `b` loaded serves several fused
 /// multiply-adds and each element of `a` several vectors' lanes, with enough
 /// independent chains to hide the multiply-add latency (a plain row-times-matrix loop
-/// is bound by its loads instead). The last vector of a
-/// row ends at its last column (recomputing a few outputs by the same chain of
-/// operations, so they do not change). Every output is the same
-/// chain of fused multiply-adds over `k`, wherever its column falls (with fewer columns
-/// than a vector's lanes, the lanes past them compute numbers nobody keeps), so a column
-/// of `out` does not depend on how many columns there are.
+/// is bound by its loads instead). The last vector of a row ends at its last column
+/// (recomputing a few outputs by the same chain of operations, so they do not change).
+/// Every output is the same chain of fused multiply-adds over `k`, wherever its column
+/// falls (with fewer columns than a vector's lanes, the lanes past them compute numbers
+/// nobody keeps), so a column of `out` does not depend on how many columns there are.
 pub fn gemm_f64(a: &[f64], b: &[f64], out: &mut [f64], rows: usize, inner: usize, cols: usize) {
     gemm::<wide::f64x8>(a, b, out, rows, inner, cols);
 }
