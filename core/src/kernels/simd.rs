@@ -288,6 +288,19 @@ pub fn dot_f64(a: &[f64], b: &[f64]) -> f64 {
     s
 }
 
+/// The sizes of `total` split into the fewest parts of at most `most` (> 0), as even as
+/// their number allows, larger parts first (ten in parts of at most four: 4, 3, 3): how
+/// the blocked kernels cut rows and vectors into blocks of a size known at compile time.
+#[inline(always)]
+fn even_parts(total: usize, most: usize) -> impl Iterator<Item = usize> {
+    let parts = total.div_ceil(most);
+    (0..parts).scan(total, move |left, g| {
+        let part = left.div_ceil(parts - g);
+        *left -= part;
+        Some(part)
+    })
+}
+
 /// A vector of `N` floats of one type: what the blocked matrix kernels need of it.
 trait Lanes: Copy {
     type Elem: Copy + Default;
@@ -388,10 +401,8 @@ fn gemm<V: Lanes>(
     // busy where two blocks of five would each wait on their chains' latency), else up
     // to five (ten rows are two blocks of five, each by tiles of up to four vectors).
     let most = if cols <= 2 * V::N { 10 } else { 5 };
-    let blocks = rows.div_ceil(most);
     let mut i = 0;
-    for g in 0..blocks {
-        let rb = (rows - i).div_ceil(blocks - g);
+    for rb in even_parts(rows, most) {
         match rb {
             10 => gemm_block::<V, 10>(a, b, out, i, rows, inner, cols),
             9 => gemm_block::<V, 9>(a, b, out, i, rows, inner, cols),
@@ -441,10 +452,8 @@ fn gemm_block<V: Lanes, const RB: usize>(
         if RB > 5 {
             return;
         }
-        let tiles = vectors.div_ceil(4);
         let mut j = 0;
-        for t in 0..tiles {
-            let w = (vectors - j).div_ceil(tiles - t);
+        for w in even_parts(vectors, 4) {
             match w {
                 4 => gemm_tile::<V, RB, 4>(&ar, b, out, i, cols, j),
                 3 => gemm_tile::<V, RB, 3>(&ar, b, out, i, cols, j),
@@ -605,10 +614,8 @@ fn dots_rows<T: Widen>(a: &[T], b: &[T], stride: usize, len: usize, out: &mut [f
     }
     // Blocks of up to five rows of `a`, as even as their number allows (ten rows are
     // two blocks of five), each against groups of rows of `b`.
-    let blocks = fit_a.div_ceil(5);
     let mut i0 = 0;
-    for g in 0..blocks {
-        let p = (fit_a - i0).div_ceil(blocks - g);
+    for p in even_parts(fit_a, 5) {
         match p {
             5 => dots_rows_block::<T, 5>(a, b, stride, len, out, cols, i0, fit_b),
             4 => dots_rows_block::<T, 4>(a, b, stride, len, out, cols, i0, fit_b),
@@ -640,10 +647,8 @@ fn dots_rows_block<T: Widen, const P: usize>(
     // the `P × R` accumulators: a group costs what its multiply-adds do only when it
     // has enough of them.
     let most = if P >= 4 { 5 } else { 8 };
-    let groups = nb.div_ceil(most);
     let mut k0 = 0;
-    for g in 0..groups {
-        let r = (nb - k0).div_ceil(groups - g);
+    for r in even_parts(nb, most) {
         let group = match r {
             8 => dots_rows_group::<T, P, 8>,
             7 => dots_rows_group::<T, P, 7>,
@@ -735,14 +740,9 @@ fn dots_rows_group<T: Widen, const P: usize, const R: usize>(
         flat[p * R..(p + 1) * R].copy_from_slice(acc);
     }
     let mut sums = [0.0f64; 40];
-    for (s, v) in sums
-        .chunks_exact_mut(8)
-        .zip(flat.chunks_exact(8))
-        .take((P * R).div_ceil(8))
-    {
-        if let Ok(v) = v.try_into() {
-            s.copy_from_slice(&sum_lanes8(v));
-        }
+    let (sums8, flat8) = (sums.as_chunks_mut::<8>().0, flat.as_chunks::<8>().0);
+    for (s, v) in sums8.iter_mut().zip(flat8).take((P * R).div_ceil(8)) {
+        *s = sum_lanes8(v);
     }
     for p in 0..P {
         let row = &mut out[(i0 + p) * cols + k0..][..R];
