@@ -67,26 +67,16 @@ fn matmul(a: &[f64], b: &[f64], out: &mut [f64], d: usize) {
     imp::gemm_f64(a, b, out, d, d, d);
 }
 
-/// `eta[i] = √ε·zᵢ + h·mᵢ` with `zᵢ` standard normals: the entries of eq. 16's `η`,
-/// plus the drift `h·m` in the same pass when `m` holds one (`m` empty: `η` alone).
-fn fill_eta<R: Rng + ?Sized>(eps: f64, rng: &mut R, eta: &mut [f64], h: f64, m: &[f64]) {
+/// `eta[i] = √ε·zᵢ` with `zᵢ` standard normals: the entries of eq. 16's `η`.
+fn fill_eta<R: Rng + ?Sized>(eps: f64, rng: &mut R, eta: &mut [f64]) {
     // One fill for D ≤ 16 (a short fill is bound by latency, so fewer is faster).
     let mut z = [0.0f32; 256];
     let se = libm::sqrt(eps);
-    for (at, chunk) in (0..).step_by(z.len()).zip(eta.chunks_mut(z.len())) {
+    for chunk in eta.chunks_mut(z.len()) {
         let zc = &mut z[..chunk.len()];
         fill_normal(rng, zc);
-        match m.get(at..at + chunk.len()) {
-            Some(mc) => {
-                for ((e, &v), &mv) in chunk.iter_mut().zip(zc.iter()).zip(mc) {
-                    *e = se * v as f64 + h * mv;
-                }
-            }
-            None => {
-                for (e, &v) in chunk.iter_mut().zip(zc.iter()) {
-                    *e = se * v as f64;
-                }
-            }
+        for (e, &v) in chunk.iter_mut().zip(zc.iter()) {
+            *e = se * v as f64;
         }
     }
 }
@@ -306,11 +296,10 @@ impl<'a> Ica<'a> {
             let s = remaining.min(CHUNK_ROWS);
             remaining -= s;
             let (xc, yt) = (&mut xt[..d * s], &mut yt[..d * s]);
-            // m rows of the s planned: a row past the end of the data is skipped.
-            // Eight rows at a time as eight columns (a transpose in registers), the
-            // last few one element at a time.
-            // The chunk's rows in range, first as start offsets (a tight loop that keeps
-            // the iterator out of the transposing loop below).
+            // m rows of the s planned: a row past the end of the data is skipped. The
+            // rows in range first as start offsets (a tight loop that keeps the iterator
+            // out of the transposing loop), then eight rows at a time as eight columns
+            // (a transpose in registers), the last few one element at a time.
             let mut starts = [0usize; CHUNK_ROWS];
             let mut found = 0;
             let len = self.len();
@@ -432,7 +421,7 @@ impl<'a> Ica<'a> {
     ) {
         let d = self.d;
         let eta = &mut scratch[..d * d];
-        fill_eta(eps, rng, eta, 0.0, &[]);
+        fill_eta(eps, rng, eta);
         matmul(eta, w, out, d);
     }
 
@@ -457,13 +446,16 @@ impl<'a> Ica<'a> {
         // W + ½ε (D_W + Γ) + η W = W + B W with B = ½ε (M + γI) + η, D_W = M W and
         // Γ = γW: one d × d product instead of two.
         self.drift_matrix(w, batch.iter().copied(), batch.len(), rest);
+        fill_eta(eps, rng, b);
         let gamma = if self.drift_correction {
             (d + 1) as f64
         } else {
             0.0
         };
         let h = 0.5 * eps;
-        fill_eta(eps, rng, b, h, &rest[..d * d]);
+        for (bij, m) in b.iter_mut().zip(&rest[..d * d]) {
+            *bij += h * m;
+        }
         for i in 0..d {
             b[i * d + i] += h * gamma;
         }
