@@ -61,6 +61,34 @@ const MAX_DIM: usize = 64;
 /// Batch rows per chunk of the gradient's data sum.
 const CHUNK_ROWS: usize = 128;
 
+/// The rows a data sum runs over: a mini-batch's indices, or every row in order.
+#[derive(Debug, Clone, Copy)]
+enum Rows<'a> {
+    Batch(&'a [usize]),
+    All(usize),
+}
+
+impl Rows<'_> {
+    fn len(&self) -> usize {
+        match *self {
+            Rows::Batch(b) => b.len(),
+            Rows::All(n) => n,
+        }
+    }
+
+    /// Rows `at..at + out.len()` into `out` (a copy or a count, both vectorised).
+    fn fill(&self, at: usize, out: &mut [usize]) {
+        match *self {
+            Rows::Batch(b) => out.copy_from_slice(&b[at..at + out.len()]),
+            Rows::All(_) => {
+                for (k, o) in out.iter_mut().enumerate() {
+                    *o = at + k;
+                }
+            }
+        }
+    }
+}
+
 /// `out = a · b` for `d × d` matrices (the register-blocked kernel: `d` is only known at
 /// run time, and a plain loop over rows this short would not be vectorised).
 fn matmul(a: &[f64], b: &[f64], out: &mut [f64], d: usize) {
@@ -247,32 +275,20 @@ impl<'a> Ica<'a> {
         out: &mut [f64],
         scratch: &mut [f64],
     ) {
-        self.gradient_over(w, batch.iter().copied(), batch.len(), out, scratch);
+        self.gradient_over(w, Rows::Batch(batch), out, scratch);
     }
 
-    /// `D_W` with the data sum over `rows` (`count` of them) scaled by `N/count`.
-    fn gradient_over(
-        &self,
-        w: &[f64],
-        rows: impl Iterator<Item = usize>,
-        count: usize,
-        out: &mut [f64],
-        scratch: &mut [f64],
-    ) {
-        self.drift_matrix(w, rows, count, scratch);
+    /// `D_W` with the data sum over `rows` scaled by `N/count`.
+    fn gradient_over(&self, w: &[f64], rows: Rows<'_>, out: &mut [f64], scratch: &mut [f64]) {
+        self.drift_matrix(w, rows, scratch);
         matmul(&scratch[..self.d * self.d], w, out, self.d);
     }
 
     /// The matrix `M = A − λ W Wᵀ` (into the first `d²` scratch words) whose product
     /// with `W` is `D_W = (A − λ W Wᵀ) W`, eq. 15, with `A = N·I − (N/n) Σ tanh(y/2) yᵀ`
-    /// over `rows` (`count` of them; rows out of range are skipped).
-    fn drift_matrix(
-        &self,
-        w: &[f64],
-        rows: impl Iterator<Item = usize>,
-        count: usize,
-        scratch: &mut [f64],
-    ) {
+    /// over `rows` (`n` of them; rows out of range are skipped).
+    fn drift_matrix(&self, w: &[f64], rows: Rows<'_>, scratch: &mut [f64]) {
+        let count = rows.len();
         let d = self.d;
         let (a, rest) = scratch.split_at_mut(d * d);
         let (sums, rest) = rest.split_at_mut(d * d);
@@ -290,23 +306,35 @@ impl<'a> Ica<'a> {
         }
         // Σ tanh(y/2) yᵀ into `a`: the first chunk writes it, later ones add to it.
         let mut summed = false;
-        let mut rows = rows;
-        let mut remaining = count;
-        while remaining > 0 {
-            let s = remaining.min(CHUNK_ROWS);
-            remaining -= s;
+        let mut done = 0;
+        while done < count {
+            let s = (count - done).min(CHUNK_ROWS);
+            let at = done;
+            done += s;
             let (xc, yt) = (&mut xt[..d * s], &mut yt[..d * s]);
             // m rows of the s planned: a row past the end of the data is skipped. The
             // rows in range first as start offsets (a tight loop that keeps the iterator
             // out of the transposing loop), then eight rows at a time as eight columns
             // (a transpose in registers), the last few one element at a time.
             let mut starts = [0usize; CHUNK_ROWS];
-            let mut found = 0;
+            rows.fill(at, &mut starts[..s]);
             let len = self.len();
-            for n in rows.by_ref().take(s) {
-                starts[found] = n.wrapping_mul(d);
-                found += usize::from(n < len);
-            }
+            let found = if starts[..s].iter().fold(0, |m, &n| m.max(n)) < len {
+                // Every row in range (a checked batch, the whole data set): passes the
+                // compiler vectorises.
+                for n in &mut starts[..s] {
+                    *n *= d;
+                }
+                s
+            } else {
+                let mut found = 0;
+                for j in 0..s {
+                    let n = starts[j];
+                    starts[found] = n.wrapping_mul(d);
+                    found += usize::from(n < len);
+                }
+                found
+            };
             let mut m = 0;
             let mut groups = starts[..found].chunks_exact(8);
             for g in &mut groups {
@@ -445,7 +473,7 @@ impl<'a> Ica<'a> {
         let (nz, rest) = rest.split_at_mut(d * d);
         // W + ½ε (D_W + Γ) + η W = W + B W with B = ½ε (M + γI) + η, D_W = M W and
         // Γ = γW: one d × d product instead of two.
-        self.drift_matrix(w, batch.iter().copied(), batch.len(), rest);
+        self.drift_matrix(w, Rows::Batch(batch), rest);
         fill_eta(eps, rng, b);
         let gamma = if self.drift_correction {
             (d + 1) as f64
@@ -636,6 +664,34 @@ impl<'a> Ica<'a> {
 
     /// `D_W` over every row: one pass over the data.
     fn full_gradient(&self, w: &[f64], out: &mut [f64], scratch: &mut [f64]) {
-        self.gradient_over(w, 0..self.len(), self.len(), out, scratch);
+        self.gradient_over(w, Rows::All(self.len()), out, scratch);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A row past the end of the data is skipped: it counts in `n` but adds nothing,
+    /// like an all-zero row (y = 0, tanh 0), in either chunk of a batch of two chunks.
+    #[test]
+    fn rows_out_of_range_are_skipped() {
+        let d = 3;
+        let mut x: [f32; 3 * 50] = core::array::from_fn(|i| ((i * 37 % 23) as f32 - 11.0) / 7.0);
+        x[3 * 49..].fill(0.0);
+        let ica = Ica::new(&x, d, 0.5).unwrap();
+        let w = [1.0, 0.2, -0.1, 0.3, 0.9, 0.05, -0.2, 0.1, 1.1];
+        let mut batch: [usize; 200] = core::array::from_fn(|j| j * 7 % 49);
+        let mut scratch = [0.0; Ica::scratch_len(3)];
+        for bad in [5, 150] {
+            batch[bad] = 49;
+            ica.drift_matrix(&w, Rows::Batch(&batch), &mut scratch);
+            let zero_row: [f64; 9] = scratch[..9].try_into().unwrap();
+            batch[bad] = 50 + bad;
+            ica.drift_matrix(&w, Rows::Batch(&batch), &mut scratch);
+            for (s, z) in scratch[..9].iter().zip(&zero_row) {
+                assert!((s - z).abs() <= 1e-12 * z.abs().max(1.0), "{s} vs {z}");
+            }
+        }
     }
 }
