@@ -207,7 +207,9 @@ impl<E: Example, P: Prior, const CAP: usize> GradientEstimator for Window<E, P, 
 
 /// An online SGLD learner: one step per arriving example, estimates updated in place.
 /// Every buffer is the caller's (θ, scratch, estimator storage, batch indices); the
-/// window of `CAP` examples lives inside.
+/// window of `CAP` examples lives inside. A large window makes a large value: on a small
+/// stack, use it inside the `Result` that `new` returned (`made.as_mut()`), since moving
+/// it out may copy it to a second stack slot.
 ///
 /// ```
 /// use sgld::models::Gaussian;

@@ -79,7 +79,9 @@ fn run() -> Result<f64, sgld::Error> {
     let mut store = [0.0f64; WeightedMoments::storage_len(D)];
     let mut batch = [0usize; BATCH];
     let schedule = Polynomial::from_range(1e-3, 1e-5, 0.55, STREAM)?;
-    let mut learner = OnlineSgld::<SparseBinaryExample<16>, _, _, WINDOW>::new(
+    // The learner (its window is 18 KB) is used where `new` wrote it, inside the
+    // `Result`: moving it out would copy it to another stack slot.
+    let mut made = OnlineSgld::<SparseBinaryExample<16>, _, _, WINDOW>::new(
         &mut theta,
         &mut scratch,
         &mut store,
@@ -88,7 +90,8 @@ fn run() -> Result<f64, sgld::Error> {
         schedule,
         Sgld::new(),
         STREAM / 2,
-    )?;
+    );
+    let learner = made.as_mut().map_err(|e| *e)?;
     let mut rng = default_rng(2011);
     let mut stream = Stream { s: 7 };
     for _ in 0..STREAM {
