@@ -278,7 +278,7 @@ impl<'a> Ica<'a> {
         self.gradient_over(w, Rows::Batch(batch), out, scratch);
     }
 
-    /// `D_W` with the data sum over `rows` scaled by `N/count`.
+    /// `D_W` with the data sum over the `n` rows of `rows` scaled by `N/n`.
     fn gradient_over(&self, w: &[f64], rows: Rows<'_>, out: &mut [f64], scratch: &mut [f64]) {
         self.drift_matrix(w, rows, scratch);
         matmul(&scratch[..self.d * self.d], w, out, self.d);
@@ -286,7 +286,7 @@ impl<'a> Ica<'a> {
 
     /// The matrix `M = A − λ W Wᵀ` (into the first `d²` scratch words) whose product
     /// with `W` is `D_W = (A − λ W Wᵀ) W`, eq. 15, with `A = N·I − (N/n) Σ tanh(y/2) yᵀ`
-    /// over `rows` (`n` of them; rows out of range are skipped).
+    /// over the `n` rows of `rows` (a row out of range counts in `n` but is skipped).
     fn drift_matrix(&self, w: &[f64], rows: Rows<'_>, scratch: &mut [f64]) {
         let count = rows.len();
         let d = self.d;
@@ -313,9 +313,8 @@ impl<'a> Ica<'a> {
             done += s;
             let (xc, yt) = (&mut xt[..d * s], &mut yt[..d * s]);
             // m rows of the s planned: a row past the end of the data is skipped. The
-            // rows in range first as start offsets (a tight loop that keeps the iterator
-            // out of the transposing loop), then eight rows at a time as eight columns
-            // (a transpose in registers), the last few one element at a time.
+            // rows in range first as start offsets, then eight rows at a time as eight
+            // columns (a transpose in registers), the last few one element at a time.
             let mut starts = [0usize; CHUNK_ROWS];
             rows.fill(at, &mut starts[..s]);
             let len = self.len();
