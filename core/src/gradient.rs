@@ -237,22 +237,8 @@ impl<M: Model> GradientEstimator for MiniBatch<M> {
         crate::kernels::zero(grad);
         self.model.add_log_lik_grad(theta, batch, grad);
         let scale = batch_scale(self.model.len(), batch.len());
-        scale_in_pairs(grad, scale);
+        crate::kernels::scale(grad, scale);
         self.model.add_log_prior_grad(theta, grad);
-    }
-}
-
-/// `g ← s·g`, two floats at a time: a two-parameter model's gradient is then one
-/// 8-byte load and store, as the model's own paired code reads and writes it (two
-/// 4-byte stores read back as one 8-byte load would stall store forwarding).
-#[inline(always)]
-fn scale_in_pairs(grad: &mut [f32], s: f32) {
-    let (pairs, tail) = grad.as_chunks_mut::<2>();
-    for p in pairs {
-        *p = [p[0] * s, p[1] * s];
-    }
-    for g in tail {
-        *g *= s;
     }
 }
 

@@ -306,11 +306,8 @@ impl<'a> Ica<'a> {
         }
         // Σ tanh(y/2) yᵀ into `a`: the first chunk writes it, later ones add to it.
         let mut summed = false;
-        let mut done = 0;
-        while done < count {
-            let s = (count - done).min(CHUNK_ROWS);
-            let at = done;
-            done += s;
+        for at in (0..count).step_by(CHUNK_ROWS) {
+            let s = (count - at).min(CHUNK_ROWS);
             let (xc, yt) = (&mut xt[..d * s], &mut yt[..d * s]);
             // m rows of the s planned: a row past the end of the data is skipped. The
             // rows in range first as start offsets, then eight rows at a time as eight

@@ -197,9 +197,7 @@ impl<E: Example, P: Prior, const CAP: usize> GradientEstimator for Window<E, P, 
         }
         if !batch.is_empty() {
             let scale = (self.seen as f64 / batch.len() as f64) as f32;
-            for g in grad.iter_mut() {
-                *g *= scale;
-            }
+            crate::kernels::scale(grad, scale);
         }
         self.prior.add_grad(theta, grad);
     }

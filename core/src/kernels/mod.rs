@@ -185,6 +185,20 @@ pub(crate) fn zero(xs: &mut [f32]) {
     }
 }
 
+/// `xs ← s·xs`, two floats at a time: a two-parameter model's gradient is then one
+/// 8-byte load and store, as the model's own paired code reads and writes it (two
+/// 4-byte stores read back as one 8-byte load would stall store forwarding).
+#[inline(always)]
+pub(crate) fn scale(xs: &mut [f32], s: f32) {
+    let (pairs, tail) = xs.as_chunks_mut::<2>();
+    for p in pairs {
+        *p = [p[0] * s, p[1] * s];
+    }
+    for x in tail {
+        *x *= s;
+    }
+}
+
 /// True when every value of `xs` is finite (no NaN, no ±∞).
 pub fn all_finite(xs: &[f32]) -> bool {
     imp::all_finite(xs)

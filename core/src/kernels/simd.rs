@@ -1007,30 +1007,3 @@ pub fn all_finite(xs: &[f32]) -> bool {
     }
     acc.reduce_add() == 0.0
 }
-
-/// EXPERIMENT: tanh(y/2) into `t` and y into `yw`, both as f64.
-pub fn tanh_half_widen(y: &[f32], t: &mut [f64], yw: &mut [f64]) {
-    let n = y.len().min(t.len()).min(yw.len());
-    let mut yc = y[..n].chunks_exact(LANES);
-    let mut tc = t[..n].chunks_exact_mut(LANES);
-    let mut wc = yw[..n].chunks_exact_mut(LANES);
-    let widen = |v: f32x16, o: &mut [f64]| {
-        let a = v.to_array();
-        let lo: [f32; 8] = a[..8].try_into().unwrap();
-        let hi: [f32; 8] = a[8..].try_into().unwrap();
-        o[..8].copy_from_slice(&lo.map(f64::from));
-        o[8..16].copy_from_slice(&hi.map(f64::from));
-    };
-    for ((ys, ts), ws) in (&mut yc).zip(&mut tc).zip(&mut wc) {
-        let v = load(ys);
-        widen(tanh_half_x16(v), ts);
-        widen(v, ws);
-    }
-    let (yr, tr, wr) = (yc.remainder(), tc.into_remainder(), wc.into_remainder());
-    for ((y, t), w) in yr.iter().zip(tr).zip(wr) {
-        let mut a = [0.0f32; LANES];
-        a[0] = *y;
-        *t = f64::from(tanh_half_x16(f32x16::from(a)).to_array()[0]);
-        *w = f64::from(*y);
-    }
-}
