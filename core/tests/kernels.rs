@@ -189,6 +189,26 @@ proptest! {
     }
 
     #[test]
+    fn narrow_indices_give_the_u32_results(
+        w in prop::collection::vec(finite(), 0..=300),
+        raw in prop::collection::vec(any::<u8>(), 0..=MAX_LEN),
+        alpha in finite(),
+    ) {
+        // u8 and u16 rows (some past the end of w) read and add exactly what u32 rows do.
+        let wide: Vec<u32> = raw.iter().map(|&j| j as u32).collect();
+        let half: Vec<u16> = raw.iter().map(|&j| j as u16).collect();
+        let dots = [simd::sparse_dot(&raw, &w), simd::sparse_dot(&half, &w), simd::sparse_dot(&wide, &w)];
+        prop_assert!(dots.iter().all(|d| d.to_bits() == dots[2].to_bits()), "{dots:?}");
+        prop_assert_eq!(reference::sparse_dot(&raw, &w).to_bits(), reference::sparse_dot(&wide, &w).to_bits());
+        let (mut y8, mut y16, mut y32) = (w.clone(), w.clone(), w.clone());
+        simd::sparse_axpy(alpha, &raw, &mut y8);
+        simd::sparse_axpy(alpha, &half, &mut y16);
+        simd::sparse_axpy(alpha, &wide, &mut y32);
+        prop_assert_eq!(&y8, &y32);
+        prop_assert_eq!(&y16, &y32);
+    }
+
+    #[test]
     fn sigmoid_matches_twin(z in prop::collection::vec(prop_oneof![
         8 => -30.0f32..30.0,
         2 => -120.0f32..120.0,

@@ -107,6 +107,28 @@ fn logistic_dense_and_sparse_gradients() {
         );
     }
     assert!((dense.log_lik(&theta, &batch) - sparse.log_lik(&theta, &batch)).abs() < 1e-4);
+
+    // The same rows with u8 and u16 indices: the same gradient and likelihood, bit for bit
+    // (the batch repeats rows and runs past one chunk of sixteen).
+    let idx8: Vec<u8> = idx.iter().map(|&j| j as u8).collect();
+    let idx16: Vec<u16> = idx.iter().map(|&j| j as u16).collect();
+    let prior = Gaussian::new(2.0).unwrap();
+    let narrow8 = LogisticSparse::new(SparseRows::narrow(&offsets, &idx8, d).unwrap(), &y, prior);
+    let narrow16 = LogisticSparse::new(SparseRows::narrow(&offsets, &idx16, d).unwrap(), &y, prior);
+    let (narrow8, narrow16) = (narrow8.unwrap(), narrow16.unwrap());
+    let long: Vec<usize> = (0..n).chain((0..n).rev()).step_by(2).collect();
+    for b in [&batch, &long] {
+        let (mut g32, mut g8, mut g16) = (vec![0.0f32; d], vec![0.0f32; d], vec![0.0f32; d]);
+        sparse.add_log_lik_grad(&theta, b, &mut g32);
+        narrow8.add_log_lik_grad(&theta, b, &mut g8);
+        narrow16.add_log_lik_grad(&theta, b, &mut g16);
+        assert_eq!(g8, g32);
+        assert_eq!(g16, g32);
+        assert_eq!(narrow8.log_lik(&theta, b), sparse.log_lik(&theta, b));
+    }
+    // An index past the dimension is refused whatever its width.
+    assert!(SparseRows::narrow(&[0, 1], &[9u8], d).is_err());
+    assert!(SparseRows::narrow(&[0, 1], &[9u16], d).is_err());
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! Sparse binary dot and scatter-add: the checked API refuses out-of-range indices, the
-//! twins agree (scatter-add bit for bit).
+//! twins agree (scatter-add bit for bit), and `u8` indices give what the same indices as
+//! `u32` give.
 #![no_main]
 #[path = "common/mod.rs"]
 mod common;
@@ -36,4 +37,19 @@ fuzz_target!(|input: (Vec<u32>, Vec<f32>, f32)| {
             w.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
         );
     }
+
+    let narrow: Vec<u8> = idx.iter().map(|&j| j as u8).collect();
+    let widened: Vec<u32> = narrow.iter().map(|&j| j as u32).collect();
+    let bits = |v: f32| if v.is_nan() { u32::MAX } else { v.to_bits() };
+    assert_eq!(
+        bits(simd::sparse_dot(&narrow, &w)),
+        bits(simd::sparse_dot(&widened, &w))
+    );
+    let (mut y8, mut y32) = (w.clone(), w.clone());
+    simd::sparse_axpy(alpha, &narrow, &mut y8);
+    simd::sparse_axpy(alpha, &widened, &mut y32);
+    assert_eq!(
+        y8.iter().map(|&v| bits(v)).collect::<Vec<_>>(),
+        y32.iter().map(|&v| bits(v)).collect::<Vec<_>>()
+    );
 });

@@ -498,12 +498,31 @@ fn logistic<P: Prior + Copy + Send + Sync, R>(
             indices,
             d,
         } => {
-            let rows = SparseRows::new(offsets, indices, *d).map_err(err)?;
-            Ok(f(
-                &LogisticSparse::new(rows, &problem.y, prior).map_err(err)?
-            ))
+            // The narrowest index type that holds the features: the rows are drawn at
+            // random, and narrower rows keep more of the data set in cache.
+            if let Some(narrow) = narrow::<u8>(indices) {
+                let rows = SparseRows::narrow(offsets, &narrow, *d).map_err(err)?;
+                Ok(f(
+                    &LogisticSparse::new(rows, &problem.y, prior).map_err(err)?
+                ))
+            } else if let Some(narrow) = narrow::<u16>(indices) {
+                let rows = SparseRows::narrow(offsets, &narrow, *d).map_err(err)?;
+                Ok(f(
+                    &LogisticSparse::new(rows, &problem.y, prior).map_err(err)?
+                ))
+            } else {
+                let rows = SparseRows::new(offsets, indices, *d).map_err(err)?;
+                Ok(f(
+                    &LogisticSparse::new(rows, &problem.y, prior).map_err(err)?
+                ))
+            }
         }
     }
+}
+
+/// The indices in `T`, if every one fits.
+fn narrow<T: TryFrom<u32>>(indices: &[u32]) -> Option<Vec<T>> {
+    indices.iter().map(|&j| T::try_from(j).ok()).collect()
 }
 
 /// A model that can be shared across the chains' threads.

@@ -5,6 +5,8 @@
 //! out-of-range sparse indices, no panics. Build with `--cfg sgld_force_scalar` to make
 //! the checked kernels of [`crate::kernels`] dispatch here.
 
+use super::SparseIndex;
+
 /// `Σ aᵢ·bᵢ`, left to right.
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     let mut s = 0.0f32;
@@ -22,10 +24,10 @@ pub fn axpy(alpha: f32, x: &[f32], y: &mut [f32]) {
 }
 
 /// `Σ_{j ∈ idx} w[j]`, left to right.
-pub fn sparse_dot(idx: &[u32], w: &[f32]) -> f32 {
+pub fn sparse_dot<I: SparseIndex>(idx: &[I], w: &[f32]) -> f32 {
     let mut s = 0.0f32;
     for &j in idx {
-        if let Some(v) = w.get(j as usize) {
+        if let Some(v) = w.get(j.index()) {
             s += v;
         }
     }
@@ -33,9 +35,9 @@ pub fn sparse_dot(idx: &[u32], w: &[f32]) -> f32 {
 }
 
 /// `y[j] ← y[j] + α` for every `j ∈ idx`.
-pub fn sparse_axpy(alpha: f32, idx: &[u32], y: &mut [f32]) {
+pub fn sparse_axpy<I: SparseIndex>(alpha: f32, idx: &[I], y: &mut [f32]) {
     for &j in idx {
-        if let Some(v) = y.get_mut(j as usize) {
+        if let Some(v) = y.get_mut(j.index()) {
             *v += alpha;
         }
     }

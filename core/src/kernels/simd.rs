@@ -12,6 +12,7 @@
 //! with the lanes already counted masked off, so a short tail is not a chain of
 //! dependent scalar adds.
 
+use super::SparseIndex;
 use wide::bytemuck::cast;
 use wide::{f32x16, i32x16};
 
@@ -101,25 +102,25 @@ pub fn axpy(alpha: f32, x: &[f32], y: &mut [f32]) {
 ///
 /// Four scalar accumulators hide the latency of the gathers; out-of-range indices are
 /// skipped.
-pub fn sparse_dot(idx: &[u32], w: &[f32]) -> f32 {
+pub fn sparse_dot<I: SparseIndex>(idx: &[I], w: &[f32]) -> f32 {
     let mut acc = [0.0f32; 4];
     let mut chunks = idx.chunks_exact(4);
     for c in &mut chunks {
         for (a, &j) in acc.iter_mut().zip(c) {
-            *a += w.get(j as usize).copied().unwrap_or(0.0);
+            *a += w.get(j.index()).copied().unwrap_or(0.0);
         }
     }
     let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
     for &j in chunks.remainder() {
-        s += w.get(j as usize).copied().unwrap_or(0.0);
+        s += w.get(j.index()).copied().unwrap_or(0.0);
     }
     s
 }
 
 /// `y[j] ← y[j] + α` for every `j ∈ idx`: scatter-add of a scaled sparse binary row.
-pub fn sparse_axpy(alpha: f32, idx: &[u32], y: &mut [f32]) {
+pub fn sparse_axpy<I: SparseIndex>(alpha: f32, idx: &[I], y: &mut [f32]) {
     for &j in idx {
-        if let Some(v) = y.get_mut(j as usize) {
+        if let Some(v) = y.get_mut(j.index()) {
             *v += alpha;
         }
     }

@@ -30,12 +30,27 @@ pub struct A9a {
     source: String,
 }
 
+/// The rows with `u8` indices: a9a's 124 features fit, and its rows are then a quarter
+/// of their `u32` size (0.46 MB of indices against 1.8 MB), so the training set stays in
+/// a 1 MB L2 cache.
 #[derive(Debug)]
 struct SparseData {
     offsets: Vec<usize>,
-    indices: Vec<u32>,
+    indices: Vec<u8>,
     y: Vec<f32>,
     d: usize,
+}
+
+/// The indices as `u8`, or an error naming the first that does not fit.
+fn narrow(indices: &[u32]) -> Result<Vec<u8>, String> {
+    indices
+        .iter()
+        .map(|&j| {
+            u8::try_from(j).map_err(|_| {
+                format!("a9a: feature index {j} does not fit the workload's 256 features")
+            })
+        })
+        .collect()
 }
 
 impl SparseData {
@@ -51,27 +66,27 @@ impl SparseData {
         };
         Ok(Self {
             offsets,
-            indices,
+            indices: narrow(&indices)?,
             y: data.y,
             d,
         })
     }
 
     /// See [`synthetic_a9a`].
-    fn synthetic(n: usize, beta: &[f32], rng: &mut DefaultRng) -> Self {
+    fn synthetic(n: usize, beta: &[f32], rng: &mut DefaultRng) -> Result<Self, String> {
         let (offsets, indices, y) = synthetic_a9a(n, beta, rng);
-        Self {
+        Ok(Self {
             offsets,
-            indices,
+            indices: narrow(&indices)?,
             y,
             d: beta.len(),
-        }
+        })
     }
 
     /// The §5.2 model on these rows (Laplace(1) prior).
-    fn model(&self) -> Result<LogisticSparse<'_, Laplace>, String> {
+    fn model(&self) -> Result<LogisticSparse<'_, Laplace, u8>, String> {
         let rows =
-            SparseRows::new(&self.offsets, &self.indices, self.d).map_err(|e| e.to_string())?;
+            SparseRows::narrow(&self.offsets, &self.indices, self.d).map_err(|e| e.to_string())?;
         let prior = Laplace::new(1.0).map_err(|e| e.to_string())?;
         LogisticSparse::new(rows, &self.y, prior).map_err(|e| e.to_string())
     }
@@ -135,8 +150,8 @@ impl A9a {
                 let mut beta = vec![0.0f32; 124];
                 fill_normal(&mut rng, &mut beta);
                 (
-                    SparseData::synthetic(32_561, &beta, &mut rng),
-                    SparseData::synthetic(16_281, &beta, &mut rng),
+                    SparseData::synthetic(32_561, &beta, &mut rng)?,
+                    SparseData::synthetic(16_281, &beta, &mut rng)?,
                     "synthetic a9a-shaped rows (no a9a in the data directory)".into(),
                 )
             }
