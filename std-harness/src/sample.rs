@@ -11,6 +11,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 use sgld::estimate::{WeightedMoments, sampling_threshold, scores_into, threshold_scratch_len};
 use sgld::gradient::{ControlVariate, GradientEstimator, MiniBatch, sample_batch};
+use sgld::kernels::SparseIndex;
 use sgld::models::{
     Gaussian, Laplace, LinearRegression, LogisticDense, LogisticSparse, Model, Prior, SparseRows,
     TiedMixture,
@@ -500,24 +501,28 @@ fn logistic<P: Prior + Copy + Send + Sync, R>(
         } => {
             // The narrowest index type that holds the features: the rows are drawn at
             // random, and narrower rows keep more of the data set in cache.
+            let y = &problem.y;
             if let Some(narrow) = narrow::<u8>(indices) {
-                let rows = SparseRows::narrow(offsets, &narrow, *d).map_err(err)?;
-                Ok(f(
-                    &LogisticSparse::new(rows, &problem.y, prior).map_err(err)?
-                ))
+                Ok(f(&sparse_logistic(offsets, &narrow, *d, y, prior)?))
             } else if let Some(narrow) = narrow::<u16>(indices) {
-                let rows = SparseRows::narrow(offsets, &narrow, *d).map_err(err)?;
-                Ok(f(
-                    &LogisticSparse::new(rows, &problem.y, prior).map_err(err)?
-                ))
+                Ok(f(&sparse_logistic(offsets, &narrow, *d, y, prior)?))
             } else {
-                let rows = SparseRows::new(offsets, indices, *d).map_err(err)?;
-                Ok(f(
-                    &LogisticSparse::new(rows, &problem.y, prior).map_err(err)?
-                ))
+                Ok(f(&sparse_logistic(offsets, indices, *d, y, prior)?))
             }
         }
     }
+}
+
+fn sparse_logistic<'a, P: Prior, I: SparseIndex>(
+    offsets: &'a [usize],
+    indices: &'a [I],
+    d: usize,
+    y: &'a [f32],
+    prior: P,
+) -> Result<LogisticSparse<'a, P, I>, String> {
+    let err = |e: sgld::Error| format!("invalid data: {e}");
+    let rows = SparseRows::narrow(offsets, indices, d).map_err(err)?;
+    LogisticSparse::new(rows, y, prior).map_err(err)
 }
 
 /// The indices in `T`, if every one fits.
@@ -1448,4 +1453,70 @@ fn print_table(s: &Summary, burn_note: Option<&str>, out: &Path) {
         out.join("draws.csv").display(),
         out.join("summary.json").display()
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn narrow_indices_fit_or_are_refused() {
+        assert_eq!(narrow::<u8>(&[0, 255]), Some(vec![0u8, 255]));
+        assert_eq!(narrow::<u8>(&[0, 256]), None);
+        assert_eq!(narrow::<u16>(&[0, 65_535]), Some(vec![0u16, 65_535]));
+        assert_eq!(narrow::<u16>(&[65_536]), None);
+    }
+
+    /// Sparse rows of any width reach the sampler as the same model: the gradient through
+    /// `logistic` equals the `u32` model's bit for bit, at dimensions that select `u8`,
+    /// `u16` and `u32` indices.
+    #[test]
+    fn sparse_logistic_is_the_same_model_at_every_index_width() {
+        for d in [6usize, 300, 70_000] {
+            let n = 40;
+            let (mut offsets, mut indices) = (vec![0usize], Vec::new());
+            for i in 0..n {
+                let mut row: Vec<u32> = (0..4)
+                    .map(|k| ((i * 37 + k * 101) % (d - 1)) as u32)
+                    .collect();
+                row.push(d as u32 - 1);
+                row.sort_unstable();
+                row.dedup();
+                indices.extend(row);
+                offsets.push(indices.len());
+            }
+            let y: Vec<f32> = (0..n)
+                .map(|i| if i % 3 == 0 { -1.0 } else { 1.0 })
+                .collect();
+            let problem = Problem {
+                train: Dataset {
+                    features: Features::SparseBinary {
+                        offsets: offsets.clone(),
+                        indices: indices.clone(),
+                        d,
+                    },
+                    y: y.clone(),
+                    names: (0..d).map(|j| j.to_string()).collect(),
+                },
+                test: None,
+                names: Vec::new(),
+                prior: None,
+                y: y.clone(),
+                y_test: Vec::new(),
+                kind: ModelKind::Logistic,
+            };
+            let prior = Gaussian::new(2.0).unwrap();
+            let theta: Vec<f32> = (0..d).map(|j| ((j % 7) as f32 - 3.0) * 0.1).collect();
+            let batch: Vec<usize> = (0..n).step_by(2).collect();
+            let grad = |m: &dyn Model| {
+                let mut g = vec![0.0f32; d];
+                m.add_log_lik_grad(&theta, &batch, &mut g);
+                g
+            };
+            let through = logistic(&problem, prior, |m| grad(m)).unwrap();
+            let wide = sparse_logistic(&offsets, &indices, d, &y, prior).unwrap();
+            assert_eq!(through, grad(&wide), "d = {d}");
+            assert!(through.iter().any(|&g| g != 0.0));
+        }
+    }
 }
