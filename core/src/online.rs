@@ -17,7 +17,7 @@ use rand_core::Rng;
 use crate::Error;
 use crate::estimate::WeightedMoments;
 use crate::gradient::{GradientEstimator, sample_batch};
-use crate::kernels::imp;
+use crate::kernels::{SparseIndex, imp};
 use crate::math::{log_sigmoid_f64, sigmoid};
 use crate::models::Prior;
 use crate::sampler::{Sgld, SgldState, StepInfo};
@@ -82,16 +82,35 @@ impl<const D: usize> Example for DenseExample<D> {
     }
 }
 
-/// A sparse binary example: the (0-based) indices of at most `K` features equal to 1.
+/// A sparse binary example: the (0-based) indices of at most `K` features equal to 1,
+/// stored as `u32` or, through [`SparseBinaryExample::narrow`], as `u8` or `u16`
+/// ([`SparseIndex`]). With at most 256 features, `u8` indices make a window of examples
+/// about a third of its `u32` size:
+///
+/// ```
+/// use sgld::online::SparseBinaryExample;
+/// let wide = SparseBinaryExample::<16>::new(&[3, 17, 123], 1.0)?;
+/// let narrow = SparseBinaryExample::<16, u8>::narrow(&[3, 17, 123], 1.0)?;
+/// assert_eq!(narrow.indices(), &[3, 17, 123]);
+/// assert!(size_of_val(&narrow) * 2 < size_of_val(&wide));
+/// # Ok::<(), sgld::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
-pub struct SparseBinaryExample<const K: usize> {
-    idx: heapless::Vec<u32, K>,
+pub struct SparseBinaryExample<const K: usize, I = u32> {
+    idx: heapless::Vec<I, K>,
     y: f32,
 }
 
 impl<const K: usize> SparseBinaryExample<K> {
     /// An example from its non-zero feature indices (at most `K`) and its label.
     pub fn new(indices: &[u32], y: f32) -> Result<Self, Error> {
+        SparseBinaryExample::narrow(indices, y)
+    }
+}
+
+impl<const K: usize, I: SparseIndex> SparseBinaryExample<K, I> {
+    /// [`SparseBinaryExample::new`] for indices of any [`SparseIndex`] type.
+    pub fn narrow(indices: &[I], y: f32) -> Result<Self, Error> {
         let idx = heapless::Vec::from_slice(indices).map_err(|_| Error::LengthMismatch {
             what: "example indices (capacity)",
             expected: K,
@@ -101,12 +120,12 @@ impl<const K: usize> SparseBinaryExample<K> {
     }
 
     /// The non-zero feature indices.
-    pub fn indices(&self) -> &[u32] {
+    pub fn indices(&self) -> &[I] {
         &self.idx
     }
 }
 
-impl<const K: usize> Example for SparseBinaryExample<K> {
+impl<const K: usize, I: SparseIndex> Example for SparseBinaryExample<K, I> {
     fn check(&self, dim: usize) -> Result<(), Error> {
         crate::kernels::check_indices(&self.idx, dim)?;
         check_label(self.y)

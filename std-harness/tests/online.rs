@@ -133,3 +133,61 @@ fn streaming_a9a_matches_the_batch_run_within_one_point() {
     assert_eq!(learner.window().seen(), n as u64);
     assert!(SparseBinaryExample::<2>::new(&[1, 2, 3], 1.0).is_err());
 }
+
+/// The same stream as `u8` and as `u32` examples: the learner's θ and moments agree bit
+/// for bit after every example (narrow indices change the memory, not the arithmetic).
+#[test]
+fn narrow_examples_learn_exactly_what_wide_ones_do() {
+    let train = load("a9a");
+    let (o, idx) = rows(&train);
+    let n = 3000;
+    let schedule = Polynomial::from_range(1e-3, 1e-5, 0.55, n as u64).unwrap();
+    let (mut theta8, mut scratch8) = ([0.0f32; D], [0.0f32; Sgld::scratch_len(D)]);
+    let (mut theta32, mut scratch32) = ([0.0f32; D], [0.0f32; Sgld::scratch_len(D)]);
+    let mut store8 = [0.0f64; WeightedMoments::storage_len(D)];
+    let mut store32 = [0.0f64; WeightedMoments::storage_len(D)];
+    let (mut batch8, mut batch32) = ([0usize; 10], [0usize; 10]);
+    let mut narrow = OnlineSgld::<SparseBinaryExample<16, u8>, _, _, 128>::new(
+        &mut theta8,
+        &mut scratch8,
+        &mut store8,
+        &mut batch8,
+        Laplace::new(1.0).unwrap(),
+        schedule,
+        Sgld::new(),
+        100,
+    )
+    .unwrap();
+    let mut wide = OnlineSgld::<SparseBinaryExample<16>, _, _, 128>::new(
+        &mut theta32,
+        &mut scratch32,
+        &mut store32,
+        &mut batch32,
+        Laplace::new(1.0).unwrap(),
+        schedule,
+        Sgld::new(),
+        100,
+    )
+    .unwrap();
+    let (mut rng8, mut rng32) = (DefaultRng::seed_from_u64(5), DefaultRng::seed_from_u64(5));
+    for i in 0..n {
+        let row = &idx[o[i]..o[i + 1]];
+        let row8: Vec<u8> = row.iter().map(|&j| u8::try_from(j).unwrap()).collect();
+        let y = train.y[i];
+        let a = narrow
+            .push(SparseBinaryExample::narrow(&row8, y).unwrap(), &mut rng8)
+            .unwrap();
+        let b = wide
+            .push(SparseBinaryExample::new(row, y).unwrap(), &mut rng32)
+            .unwrap();
+        assert_eq!(a, b, "example {i}");
+        assert_eq!(narrow.theta(), wide.theta(), "example {i}");
+    }
+    assert!(narrow.theta().iter().any(|&t| t != 0.0));
+    for j in 0..D {
+        assert_eq!(narrow.moments().mean(j), wide.moments().mean(j));
+    }
+    // An index past the dimension is refused in either width.
+    let bad = SparseBinaryExample::<16, u8>::narrow(&[200], 1.0).unwrap();
+    assert!(narrow.push(bad, &mut rng8).is_err());
+}

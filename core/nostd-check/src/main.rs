@@ -8,7 +8,9 @@
 //! The stream is synthetic and a9a-like: 13 active features per example out of 123
 //! (drawn by a 64-bit LCG) plus the bias, labels from a fixed sparse coefficient vector
 //! with 8% of them flipped. Exit status 0 when the posterior mean classifies a held-out
-//! stream with accuracy above 85% (the true coefficients reach about 92%).
+//! stream with accuracy above 85% (the true coefficients reach about 92%). The examples
+//! keep their indices as `u8` (124 features fit), which makes each one 32 bytes instead
+//! of 80 and the window 8 KB instead of 20.
 
 #![no_std]
 #![no_main]
@@ -26,6 +28,8 @@ use sgld::schedule::Polynomial;
 const D: usize = 124;
 const FEATURES: u32 = 123;
 const ACTIVE: usize = 13;
+// Every index, the bias's included, fits a `u8`.
+const _: () = assert!(FEATURES < 256);
 const WINDOW: usize = 256;
 const BATCH: usize = 10;
 const STREAM: u64 = 30_000;
@@ -53,7 +57,7 @@ impl Stream {
         }
     }
 
-    fn next_example(&mut self) -> SparseBinaryExample<16> {
+    fn next_example(&mut self) -> SparseBinaryExample<16, u8> {
         let mut idx = [0u32; ACTIVE + 1];
         let mut k = 0;
         while k < ACTIVE {
@@ -68,8 +72,10 @@ impl Stream {
         let z: f32 = idx[..ACTIVE].iter().map(|&j| Self::beta(j)).sum::<f32>() - 0.2;
         let flip = self.next_u32() % 100 < 8;
         let y = if (z > 0.0) != flip { 1.0 } else { -1.0 };
+        // Lossless: every index is at most FEATURES < 256.
+        let narrow: [u8; ACTIVE + 1] = core::array::from_fn(|k| idx[k] as u8);
         // Cannot fail: ACTIVE + 1 ≤ 16 indices.
-        SparseBinaryExample::new(&idx, y).unwrap_or_else(|_| libc::exit(3))
+        SparseBinaryExample::narrow(&narrow, y).unwrap_or_else(|_| libc::exit(3))
     }
 }
 
@@ -79,9 +85,9 @@ fn run() -> Result<f64, sgld::Error> {
     let mut store = [0.0f64; WeightedMoments::storage_len(D)];
     let mut batch = [0usize; BATCH];
     let schedule = Polynomial::from_range(1e-3, 1e-5, 0.55, STREAM)?;
-    // The learner (its window is 18 KB) is used where `new` wrote it, inside the
+    // The learner (its window is 8 KB) is used where `new` wrote it, inside the
     // `Result`: moving it out would copy it to another stack slot.
-    let mut made = OnlineSgld::<SparseBinaryExample<16>, _, _, WINDOW>::new(
+    let mut made = OnlineSgld::<SparseBinaryExample<16, u8>, _, _, WINDOW>::new(
         &mut theta,
         &mut scratch,
         &mut store,
