@@ -1,7 +1,8 @@
 """Shared by the peer programs: data loading, timing and the JSON report.
 
-Every peer prints the same JSON shape as `sgld bench --json` (with `peaks`, `floor_ns`
-and `floor_ratio` null: floors are measured by the Rust side only).
+Every peer prints the same JSON shape as `sgld bench --json` (with `peaks` and the floors,
+`ops_floor_ns`, `chain_ns`, `floor_ns` and `floor_ratio`, null: floors are measured by the
+Rust side only).
 """
 
 import argparse
@@ -109,6 +110,8 @@ def result(name, unit, timing, check_name, check_value, data, ops):
         "repeats": REPEATS,
         "units_per_repeat": per,
         "ops": ops,
+        "ops_floor_ns": None,
+        "chain_ns": None,
         "floor_ns": None,
         "floor_ratio": None,
         "check": {"name": check_name, "value": [float(v) for v in check_value]},

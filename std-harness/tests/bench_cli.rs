@@ -52,7 +52,14 @@ fn bench_json_reports_every_workload_with_its_floor() {
             w["ns_min"].as_f64().unwrap(),
         );
         assert!(min > 0.0 && min <= median, "{w}");
+        // The floor is the larger of the operation counts at the peaks and, for the
+        // mixture alone, the latency of its step's chain.
         let floor = w["floor_ns"].as_f64().unwrap();
+        let ops = w["ops_floor_ns"].as_f64().unwrap();
+        let chain = w["chain_ns"].as_f64();
+        assert_eq!(chain.is_some(), w["name"] == "gmm", "{w}");
+        assert!(ops > 0.0 && chain.is_none_or(|c| c > 0.0), "{w}");
+        assert_eq!(floor, chain.map_or(ops, |c| ops.max(c)));
         assert!(
             (w["floor_ratio"].as_f64().unwrap() - median / floor).abs() < 1e-9 * median / floor
         );

@@ -10,6 +10,7 @@ use sgld::ica::Ica;
 use sgld::models::{Laplace, LogisticSparse, SparseRows, TiedMixture};
 use sgld::{Sgld, noise::default_rng};
 use sgld_benches::{A9aShape, ica_rows};
+use sgld_harness::bench::MixtureChain;
 
 fn a9a_like(c: &mut Criterion) {
     let data = A9aShape::new();
@@ -60,43 +61,18 @@ fn mixture(c: &mut Criterion) {
     g.finish();
 }
 
-/// The mixture's step as one chain in registers: the same gradient (through
-/// [`sgld::math::sigmoid`]), prior and update, with the batch indices and the noise read
-/// from tables, and no checks, no scratch, no counters. What remains is the latency of
-/// `θₜ → θₜ₊₁`, the floor of any one-chain implementation of this model's arithmetic.
+/// The mixture's step as one chain in registers ([`MixtureChain`]: the same gradient,
+/// prior and update, with the batch indices and the noise read from tables, and no
+/// checks, no scratch, no counters). What remains is the latency of `θₜ → θₜ₊₁`, the
+/// floor of any one-chain implementation of this model's arithmetic, which `sgld bench`
+/// also times as the gmm workload's `chain_ns`.
 fn mixture_chain(c: &mut Criterion) {
     let mut rng = default_rng(4);
     let mut x = vec![0.0f32; 100];
     sgld::noise::fill_normal(&mut rng, &mut x);
-    let mut eta = vec![0.0f32; 4096];
-    sgld::noise::fill_normal(&mut rng, &mut eta);
-    let idx: Vec<usize> = (0..4096)
-        .map(|_| (rand_word(&mut rng) % 100) as usize)
-        .collect();
-    let (eps, n) = (1e-3f32, x.len() as f32);
-    let (h, s) = (0.5 * eps, eps.sqrt());
-    let step = |t: [f32; 2], k: usize| {
-        // σₓ² = 2, σ₁² = 10, σ₂² = 1: TiedMixture::paper.
-        let d1 = x[idx[k]] - t[0];
-        let d2 = d1 - t[1];
-        let r = sgld::math::sigmoid(0.25 * (d1 * d1 - d2 * d2));
-        let g1 = n * 0.5 * ((1.0 - r) * d1 + r * d2) - t[0] / 10.0;
-        let g2 = n * 0.5 * (r * d2) - t[1];
-        let p = [
-            t[0] + h * g1 + s * eta[2 * k],
-            t[1] + h * g2 + s * eta[2 * k + 1],
-        ];
-        if p[0].is_finite() && p[1].is_finite() {
-            p
-        } else {
-            t
-        }
-    };
+    let chain = MixtureChain::new(&x, 1e-3, 5);
     // Sanity check: the chain stays finite and near the posterior's modes.
-    let mut t = [0.0f32; 2];
-    for k in 0..20_000 {
-        t = step(t, k % 2048);
-    }
+    let mut t = chain.run([0.0; 2], 20_000);
     assert!(
         t.iter().all(|v| v.is_finite() && v.abs() < 5.0),
         "mixture chain: {t:?}"
@@ -106,8 +82,8 @@ fn mixture_chain(c: &mut Criterion) {
     let mut k = 0;
     g.bench_function("mixture_chain_in_registers", |b| {
         b.iter(|| {
-            k = (k + 1) % 2048;
-            t = step(t, k);
+            k += 1;
+            t = chain.step(t, k);
             black_box(t[0]);
         })
     });
