@@ -265,7 +265,7 @@ pub fn time_workload(
     };
     let ops = w.ops();
     let ops_floor = peaks.map(|p| p.floor_ns(&ops));
-    let chain = peaks.and(w.chain_ns());
+    let chain = peaks.and_then(|_| w.chain_ns());
     let floor = ops_floor.map(|f| chain.map_or(f, |c| f.max(c)));
     Ok(WorkloadResult {
         name: w.name().into(),
