@@ -502,9 +502,9 @@ fn logistic<P: Prior + Copy + Send + Sync, R>(
             // The narrowest index type that holds the features: the rows are drawn at
             // random, and narrower rows keep more of the data set in cache.
             let y = &problem.y;
-            if let Some(narrow) = narrow::<u8>(indices) {
+            if let Some(narrow) = data::narrow_indices::<u8>(indices) {
                 Ok(f(&sparse_logistic(offsets, &narrow, *d, y, prior)?))
-            } else if let Some(narrow) = narrow::<u16>(indices) {
+            } else if let Some(narrow) = data::narrow_indices::<u16>(indices) {
                 Ok(f(&sparse_logistic(offsets, &narrow, *d, y, prior)?))
             } else {
                 Ok(f(&sparse_logistic(offsets, indices, *d, y, prior)?))
@@ -523,11 +523,6 @@ fn sparse_logistic<'a, P: Prior, I: SparseIndex>(
     let err = |e: sgld::Error| format!("invalid data: {e}");
     let rows = SparseRows::narrow(offsets, indices, d).map_err(err)?;
     LogisticSparse::new(rows, y, prior).map_err(err)
-}
-
-/// The indices in `T`, if every one fits.
-fn narrow<T: TryFrom<u32>>(indices: &[u32]) -> Option<Vec<T>> {
-    indices.iter().map(|&j| T::try_from(j).ok()).collect()
 }
 
 /// A model that can be shared across the chains' threads.
@@ -1458,14 +1453,6 @@ fn print_table(s: &Summary, burn_note: Option<&str>, out: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn narrow_indices_fit_or_are_refused() {
-        assert_eq!(narrow::<u8>(&[0, 255]), Some(vec![0u8, 255]));
-        assert_eq!(narrow::<u8>(&[0, 256]), None);
-        assert_eq!(narrow::<u16>(&[0, 65_535]), Some(vec![0u16, 65_535]));
-        assert_eq!(narrow::<u16>(&[65_536]), None);
-    }
 
     /// Sparse rows of any width reach the sampler as the same model: the gradient through
     /// `logistic` equals the `u32` model's bit for bit, at dimensions that select `u8`,

@@ -10,11 +10,49 @@ use sgld::estimate::WeightedMoments;
 use sgld::gradient::{MiniBatch, sample_batch};
 use sgld::models::{Laplace, LogisticSparse, SparseRows};
 use sgld::noise::DefaultRng;
-use sgld::online::{OnlineSgld, SparseBinaryExample};
+use sgld::online::{Example, OnlineSgld, SparseBinaryExample};
 use sgld::schedule::{Polynomial, Schedule};
 use sgld_harness::data::{Dataset, Features, libsvm};
 
 const D: usize = 124;
+
+/// One online learner's buffers: θ, the sampler's scratch, the moments and a batch of 10.
+struct Buffers {
+    theta: [f32; D],
+    scratch: [f32; Sgld::scratch_len(D)],
+    store: [f64; WeightedMoments::storage_len(D)],
+    batch: [usize; 10],
+}
+
+impl Buffers {
+    fn new() -> Self {
+        Self {
+            theta: [0.0; D],
+            scratch: [0.0; Sgld::scratch_len(D)],
+            store: [0.0; WeightedMoments::storage_len(D)],
+            batch: [0; 10],
+        }
+    }
+
+    /// A learner from θ = 0 with a Laplace(1) prior and plain SGLD.
+    fn learner<E: Example, const CAP: usize>(
+        &mut self,
+        schedule: Polynomial,
+        burn_in: u64,
+    ) -> OnlineSgld<'_, E, Laplace, Polynomial, CAP> {
+        OnlineSgld::new(
+            &mut self.theta,
+            &mut self.scratch,
+            &mut self.store,
+            &mut self.batch,
+            Laplace::new(1.0).unwrap(),
+            schedule,
+            Sgld::new(),
+            burn_in,
+        )
+        .unwrap()
+    }
+}
 
 fn load(name: &str) -> Dataset {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -87,21 +125,9 @@ fn streaming_a9a_matches_the_batch_run_within_one_point() {
     for i in (1..n).rev() {
         order.swap(i, (rng.next_u64() % (i as u64 + 1)) as usize);
     }
-    let (mut theta, mut scratch) = ([0.0f32; D], [0.0f32; Sgld::scratch_len(D)]);
-    let mut store = [0.0f64; WeightedMoments::storage_len(D)];
-    let mut batch = [0usize; 10];
     let schedule = Polynomial::from_range(1e-3, 1e-5, 0.55, n as u64).unwrap();
-    let mut learner = OnlineSgld::<SparseBinaryExample<16>, _, _, 512>::new(
-        &mut theta,
-        &mut scratch,
-        &mut store,
-        &mut batch,
-        Laplace::new(1.0).unwrap(),
-        schedule,
-        Sgld::new(),
-        n as u64 / 2,
-    )
-    .unwrap();
+    let mut buffers = Buffers::new();
+    let mut learner = buffers.learner::<SparseBinaryExample<16>, 512>(schedule, n as u64 / 2);
     for &i in &order {
         let ex = SparseBinaryExample::new(&idx[o[i]..o[i + 1]], train.y[i]).unwrap();
         let info = learner.push(ex, &mut rng).unwrap();
@@ -142,33 +168,9 @@ fn narrow_examples_learn_exactly_what_wide_ones_do() {
     let (o, idx) = rows(&train);
     let n = 3000;
     let schedule = Polynomial::from_range(1e-3, 1e-5, 0.55, n as u64).unwrap();
-    let (mut theta8, mut scratch8) = ([0.0f32; D], [0.0f32; Sgld::scratch_len(D)]);
-    let (mut theta32, mut scratch32) = ([0.0f32; D], [0.0f32; Sgld::scratch_len(D)]);
-    let mut store8 = [0.0f64; WeightedMoments::storage_len(D)];
-    let mut store32 = [0.0f64; WeightedMoments::storage_len(D)];
-    let (mut batch8, mut batch32) = ([0usize; 10], [0usize; 10]);
-    let mut narrow = OnlineSgld::<SparseBinaryExample<16, u8>, _, _, 128>::new(
-        &mut theta8,
-        &mut scratch8,
-        &mut store8,
-        &mut batch8,
-        Laplace::new(1.0).unwrap(),
-        schedule,
-        Sgld::new(),
-        100,
-    )
-    .unwrap();
-    let mut wide = OnlineSgld::<SparseBinaryExample<16>, _, _, 128>::new(
-        &mut theta32,
-        &mut scratch32,
-        &mut store32,
-        &mut batch32,
-        Laplace::new(1.0).unwrap(),
-        schedule,
-        Sgld::new(),
-        100,
-    )
-    .unwrap();
+    let (mut b8, mut b32) = (Buffers::new(), Buffers::new());
+    let mut narrow = b8.learner::<SparseBinaryExample<16, u8>, 128>(schedule, 100);
+    let mut wide = b32.learner::<SparseBinaryExample<16>, 128>(schedule, 100);
     let (mut rng8, mut rng32) = (DefaultRng::seed_from_u64(5), DefaultRng::seed_from_u64(5));
     for i in 0..n {
         let row = &idx[o[i]..o[i + 1]];

@@ -12,7 +12,7 @@ use sgld::models::{Laplace, LogisticSparse, Model, SparseRows, TiedMixture};
 use sgld::noise::{DefaultRng, fill_normal};
 
 use super::{Check, MixtureChain, Ops, Workload};
-use crate::data::{Dataset, Features, libsvm};
+use crate::data::{Dataset, Features, libsvm, narrow_indices};
 
 /// Seed of every workload's chain.
 pub(super) const SEED: u64 = 20111;
@@ -43,14 +43,14 @@ struct SparseData {
 
 /// The indices as `u8`, or an error naming the first that does not fit.
 fn narrow(indices: &[u32]) -> Result<Vec<u8>, String> {
-    indices
-        .iter()
-        .map(|&j| {
-            u8::try_from(j).map_err(|_| {
-                format!("a9a: feature index {j} does not fit the workload's 256 features")
-            })
-        })
-        .collect()
+    narrow_indices(indices).ok_or_else(|| {
+        let j = indices
+            .iter()
+            .find(|&&j| j > u8::MAX.into())
+            .copied()
+            .unwrap_or(0);
+        format!("a9a: feature index {j} does not fit the workload's 256 features")
+    })
 }
 
 impl SparseData {

@@ -83,6 +83,12 @@ pub enum Features {
     },
 }
 
+/// Sparse feature indices as `T` (`u8`, `u16`), if every one fits: rows drawn at random
+/// stay in cache better when their indices are narrow.
+pub fn narrow_indices<T: TryFrom<u32>>(indices: &[u32]) -> Option<Vec<T>> {
+    indices.iter().map(|&j| T::try_from(j).ok()).collect()
+}
+
 impl Dataset {
     /// Number of rows.
     pub fn len(&self) -> usize {
@@ -284,4 +290,20 @@ pub fn data_dir(flag: Option<&Path>) -> Option<PathBuf> {
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::narrow_indices;
+
+    #[test]
+    fn narrow_indices_fit_or_are_refused() {
+        assert_eq!(narrow_indices::<u8>(&[0, 255]), Some(vec![0u8, 255]));
+        assert_eq!(narrow_indices::<u8>(&[0, 256]), None);
+        assert_eq!(
+            narrow_indices::<u16>(&[0, 65_535]),
+            Some(vec![0u16, 65_535])
+        );
+        assert_eq!(narrow_indices::<u16>(&[65_536]), None);
+    }
 }
