@@ -78,7 +78,8 @@ def main():
     pk = r["peaks"]
     print(f"sgld {r['version']} on {r['cpu']}, one core; compiled for {' '.join(r['cpu_features'])}")
     print(f"peaks: {pk['normals_per_ns']:.2f} normals/ns, {pk['gathers_per_ns']:.2f} gathers/ns, "
-          f"{pk['fmas_f32_per_ns']:.1f} f32 FMAs/ns, {pk['fmas_f64_per_ns']:.1f} f64 FMAs/ns")
+          f"{pk['fmas_f32_per_ns']:.1f} f32 FMAs/ns, {pk['fmas_f64_per_ns']:.1f} f64 FMAs/ns, "
+          f"{pk['tanh_per_ns']:.2f} tanh/ns")
     chains = [f"{n} {fmt_ns(w['chain_ns'])}" for n, w in ours.items() if w.get("chain_ns")]
     if chains:
         print("chain latency (the floor where it exceeds the operation counts): " + ", ".join(chains))

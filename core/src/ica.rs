@@ -76,6 +76,15 @@ impl Rows<'_> {
         }
     }
 
+    /// The largest of rows `at..at + n` (0 when there are none), read from the source
+    /// rather than from a copy just written, which would wait on the copy's stores.
+    fn max(&self, at: usize, n: usize) -> usize {
+        match *self {
+            Rows::Batch(b) => b[at..at + n].iter().fold(0, |m, &r| m.max(r)),
+            Rows::All(_) => (at + n).saturating_sub(1),
+        }
+    }
+
     /// Rows `at..at + out.len()` into `out` (a copy or a count, both vectorised).
     fn fill(&self, at: usize, out: &mut [usize]) {
         match *self {
@@ -315,7 +324,7 @@ impl<'a> Ica<'a> {
             let mut starts = [0usize; CHUNK_ROWS];
             rows.fill(at, &mut starts[..s]);
             let len = self.len();
-            let found = if starts[..s].iter().fold(0, |m, &n| m.max(n)) < len {
+            let found = if rows.max(at, s) < len {
                 // Every row in range (a checked batch, the whole data set): passes the
                 // compiler vectorises.
                 for n in &mut starts[..s] {

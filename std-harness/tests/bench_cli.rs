@@ -36,6 +36,7 @@ fn bench_json_reports_every_workload_with_its_floor() {
         "gathers_per_ns",
         "fmas_f32_per_ns",
         "fmas_f64_per_ns",
+        "tanh_per_ns",
     ] {
         assert!(peaks[k].as_f64().unwrap() > 0.0, "{k}");
     }

@@ -1,4 +1,4 @@
-//! The machine's measured peaks: normals, sparse gathers and FMAs per ns.
+//! The machine's measured peaks: normals, sparse gathers, FMAs and `tanh` per ns.
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -50,11 +50,20 @@ pub fn measure_peaks() -> Peaks {
                 black_box(simd::sparse_dot(black_box(&idx), black_box(&w)));
             }
         });
+    let y: Vec<f32> = buf.iter().map(|z| 4.0 * z).collect();
+    let mut t = vec![0.0f32; y.len()];
+    let tanh = 1.0
+        / best_ns_per_unit(50, 64.0 * 4096.0, || {
+            for _ in 0..64 {
+                simd::tanh_half_f32(black_box(&y), black_box(&mut t));
+            }
+        });
     Peaks {
         normals_per_ns: normals,
         gathers_per_ns: gathers,
         fmas_f32_per_ns: fma32,
         fmas_f64_per_ns: fma64,
+        tanh_per_ns: tanh,
     }
 }
 
