@@ -297,6 +297,14 @@ impl<'a> Ica<'a> {
     /// with `W` is `D_W = (A − λ W Wᵀ) W`, eq. 15, with `A = N·I − (N/n) Σ tanh(y/2) yᵀ`
     /// over the `n` rows of `rows` (a row out of range counts in `n` but is skipped).
     fn drift_matrix(&self, w: &[f64], rows: Rows<'_>, scratch: &mut [f64]) {
+        self.drift_matrix_by(w, rows, scratch, (8..=16).contains(&self.d));
+    }
+
+    /// [`drift_matrix`](Self::drift_matrix), with `y = W·x` by
+    /// [`project_rows_f32`](crate::kernels::simd::project_rows_f32) (`fused`, for
+    /// `8 ≤ d ≤ 16`) or by the rows turned into columns and one product: the same
+    /// numbers either way.
+    fn drift_matrix_by(&self, w: &[f64], rows: Rows<'_>, scratch: &mut [f64], fused: bool) {
         let count = rows.len();
         let d = self.d;
         let (a, rest) = scratch.split_at_mut(d * d);
@@ -317,10 +325,11 @@ impl<'a> Ica<'a> {
         let mut summed = false;
         for at in (0..count).step_by(CHUNK_ROWS) {
             let s = (count - at).min(CHUNK_ROWS);
-            let (xc, yt) = (&mut xt[..d * s], &mut yt[..d * s]);
-            // m rows of the s planned: a row past the end of the data is skipped. The
-            // rows in range first as start offsets, then eight rows at a time as eight
-            // columns (a transpose in registers), the last few one element at a time.
+            // The channel-major buffers' stride: whole groups of eight rows when
+            // `project_rows_f32` writes y a group at a time.
+            let sp = if fused { s.next_multiple_of(8) } else { s };
+            let (xc, yt) = (&mut xt[..d * sp], &mut yt[..d * sp]);
+            // m rows of the s planned: a row past the end of the data is skipped.
             let mut starts = [0usize; CHUNK_ROWS];
             rows.fill(at, &mut starts[..s]);
             let len = self.len();
@@ -340,39 +349,59 @@ impl<'a> Ica<'a> {
                 }
                 found
             };
-            let mut m = 0;
-            let mut groups = starts[..found].chunks_exact(8);
-            for g in &mut groups {
-                let eight: [&[f32]; 8] = core::array::from_fn(|q| &self.x[g[q]..g[q] + d]);
-                imp::columns_f32(&eight, &mut xc[m..], s);
-                m += 8;
-            }
-            for &at in groups.remainder() {
-                for (k, &v) in self.x[at..at + d].iter().enumerate() {
-                    xc[k * s + m] = v;
-                }
-                m += 1;
-            }
-            if m == 0 {
+            if found == 0 {
                 continue;
             }
-            for k in 0..d {
-                // Skipped rows leave zeros (y = 0, tanh 0: they add nothing).
-                xc[k * s + m..(k + 1) * s].fill(0.0);
+            let m = found;
+            if fused {
+                // y = W·x eight rows at a time, straight from the rows (transposed in
+                // registers); a last group of fewer rows is filled with zero rows, and
+                // every slot past it is zero too (y = 0, tanh 0: they add nothing).
+                let zero = [0.0f32; MAX_DIM];
+                for (g, at) in starts[..found].chunks(8).zip((0..).step_by(8)) {
+                    let eight: [&[f32]; 8] = core::array::from_fn(|q| {
+                        g.get(q).map_or(&zero[..d], |&n| &self.x[n..n + d])
+                    });
+                    imp::project_rows_f32(w32, d, &eight, &mut yt[at..], sp);
+                }
+                let end = found.next_multiple_of(8);
+                for k in 0..d {
+                    yt[k * sp + end..(k + 1) * sp].fill(0.0);
+                }
+            } else {
+                // The rows as columns, eight at a time (a transpose in registers), the
+                // last few one element at a time, then y = W·x as one product.
+                let mut m = 0;
+                let mut groups = starts[..found].chunks_exact(8);
+                for g in &mut groups {
+                    let eight: [&[f32]; 8] = core::array::from_fn(|q| &self.x[g[q]..g[q] + d]);
+                    imp::columns_f32(&eight, &mut xc[m..], s);
+                    m += 8;
+                }
+                for &at in groups.remainder() {
+                    for (k, &v) in self.x[at..at + d].iter().enumerate() {
+                        xc[k * s + m] = v;
+                    }
+                    m += 1;
+                }
+                for k in 0..d {
+                    // Skipped rows leave zeros (y = 0, tanh 0: they add nothing).
+                    xc[k * s + m..(k + 1) * s].fill(0.0);
+                }
+                imp::gemm_f32(w32, xc, yt, d, d, s);
             }
-            imp::gemm_f32(w32, xc, yt, d, d, s);
             // tanh(y/2) into the transposed rows' buffer, free once y is computed.
             let tt = xc;
             imp::tanh_half_f32(yt, tt);
             // Σ tanh(y/2) yᵀ over the chunk: TT·YTᵀ (d × d) summed in f64, where the
             // products of f32 are exact.
             if summed {
-                imp::dots_rows_f32(tt, yt, s, m, sums, d);
+                imp::dots_rows_f32(tt, yt, sp, m, sums, d);
                 for (aij, v) in a.iter_mut().zip(sums.iter()) {
                     *aij += v;
                 }
             } else {
-                imp::dots_rows_f32(tt, yt, s, m, a, d);
+                imp::dots_rows_f32(tt, yt, sp, m, a, d);
                 summed = true;
             }
         }
@@ -697,6 +726,45 @@ mod tests {
             for (s, z) in scratch[..9].iter().zip(&zero_row) {
                 assert!((s - z).abs() <= 1e-12 * z.abs().max(1.0), "{s} vs {z}");
             }
+        }
+    }
+
+    #[test]
+    fn y_by_rows_in_registers_gives_the_same_numbers_as_by_columns() {
+        extern crate std;
+        use std::{vec, vec::Vec};
+        // Every width the fused path takes, batches of whole and partial groups of
+        // eight, more than one chunk, and rows out of range (skipped): bit for bit.
+        let n = 300;
+        for d in 8..=16 {
+            let x: Vec<f32> = (0..n * d)
+                .map(|i| ((i * 37 % 101) as f32 - 50.0) / 17.0)
+                .collect();
+            let ica = Ica::new(&x, d, 0.5).unwrap();
+            let w: Vec<f64> = (0..d * d)
+                .map(|i| f64::from(u8::from(i % (d + 1) == 0)) + ((i * 13 % 7) as f64 - 3.0) / 40.0)
+                .collect();
+            let mut fused = vec![0.0; Ica::scratch_len(d)];
+            let mut columns = vec![0.0; Ica::scratch_len(d)];
+            for size in [1, 7, 8, 37, 100, 130, 300] {
+                let mut batch: Vec<usize> = (0..size).map(|j| j * 7 % n).collect();
+                for bad in [false, true] {
+                    if bad {
+                        batch[size / 2] = n + 3;
+                    }
+                    ica.drift_matrix_by(&w, Rows::Batch(&batch), &mut fused, true);
+                    ica.drift_matrix_by(&w, Rows::Batch(&batch), &mut columns, false);
+                    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(
+                        bits(&fused[..d * d]),
+                        bits(&columns[..d * d]),
+                        "d {d}, {size} rows"
+                    );
+                }
+            }
+            ica.drift_matrix_by(&w, Rows::All(n), &mut fused, true);
+            ica.drift_matrix_by(&w, Rows::All(n), &mut columns, false);
+            assert_eq!(fused[..d * d], columns[..d * d], "d {d}, all rows");
         }
     }
 }

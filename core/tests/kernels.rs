@@ -349,6 +349,49 @@ proptest! {
     }
 
     #[test]
+    fn project_rows_matches_twin_and_columns_then_gemm(
+        d in 0usize..20,
+        (long, stride_extra, short) in (0usize..3, 0usize..12, 0usize..3),
+        (short_row, short_w) in (0usize..9, 0usize..2),
+        seed in any::<u64>(),
+    ) {
+        // W (d × d) times eight rows of d values (a row may be longer, or one short),
+        // channel-major `stride` apart; an output, W or a row too short writes nothing.
+        let mut g = sgld::noise::default_rng(seed);
+        let mut normals = |n: usize| {
+            let mut z = vec![0.0f32; n];
+            sgld::noise::fill_normal(&mut g, &mut z);
+            z
+        };
+        let w = normals((d * d).saturating_sub(short_w));
+        let data: Vec<Vec<f32>> = (0..8)
+            .map(|q| normals(if q == short_row { d.saturating_sub(1) } else { d + long }))
+            .collect();
+        let rows: [&[f32]; 8] = core::array::from_fn(|q| data[q].as_slice());
+        let stride = 8 + stride_extra;
+        let n_out = (d.saturating_sub(1) * stride + 8).saturating_sub(short);
+        let (mut s, mut r) = (vec![f32::NAN; n_out], vec![f32::NAN; n_out]);
+        simd::project_rows_f32(&w, d, &rows, &mut s, stride);
+        reference::project_rows_f32(&w, d, &rows, &mut r, stride);
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        prop_assert_eq!(bits(&s), bits(&r));
+        let fits = reference::project_rows_fit(w.len(), d, &rows, n_out, stride);
+        prop_assert_eq!(fits, d > 0 && short == 0 && short_w == 0 && short_row == 8);
+        if fits {
+            // The same numbers as the rows turned into columns and then one product.
+            let mut xt = vec![0.0f32; d * stride];
+            simd::columns_f32(&rows, &mut xt, stride);
+            let mut y = vec![f32::NAN; d * stride];
+            simd::gemm_f32(&w, &xt, &mut y, d, d, stride);
+            for i in 0..d {
+                prop_assert_eq!(bits(&s[i * stride..i * stride + 8]), bits(&y[i * stride..i * stride + 8]));
+            }
+        } else {
+            prop_assert!(s.iter().all(|x| x.is_nan()));
+        }
+    }
+
+    #[test]
     fn columns_match_twin(
         lens in proptest::array::uniform8(0usize..40),
         (stride, short) in (0usize..48, 0usize..12),

@@ -1,6 +1,6 @@
 //! The matrix kernels `simd::dots_f64`, `simd::dots_rows_f64`, `simd::gemm_f64`,
-//! `simd::columns_f64`, their f32 versions (the ICA gradient's data path) and
-//! `simd::tanh_half_f32`: never panic for any operands, strides and shapes; agree with
+//! `simd::columns_f64`, their f32 versions (the ICA gradient's data path),
+//! `simd::project_rows_f32` and `simd::tanh_half_f32`: never panic for any operands, strides and shapes; agree with
 //! their scalar twins within γₖ of the terms where the input is moderate (columns and
 //! the f32 row products: exactly); skip (gemm, columns) or zero (dots, dots_rows) the
 //! rows that do not fit.
@@ -164,6 +164,20 @@ fuzz_target!(|input: (Vec<f64>, Vec<f64>, u8, u8)| {
         assert!(
             x.to_bits() == y.to_bits(),
             "columns_f32 slot {k}: {x} vs {y}"
+        );
+    }
+
+    // W (d × d, from the coefficients) times the eight rows, channel-major: the twins
+    // write the same bits to the same slots (NaN payloads aside), or nothing.
+    let d = len % 20;
+    let n_out = (d.saturating_sub(1) * stride + 8).saturating_sub(coef.len() % 3);
+    let (mut s, mut r) = (vec![f32::NAN; n_out], vec![f32::NAN; n_out]);
+    simd::project_rows_f32(&c32, d, &eight, &mut s, stride);
+    reference::project_rows_f32(&c32, d, &eight, &mut r, stride);
+    for (k, (x, y)) in s.iter().zip(&r).enumerate() {
+        assert!(
+            x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()),
+            "project_rows_f32 slot {k}: {x} vs {y}"
         );
     }
 

@@ -310,7 +310,7 @@ fn row_kernels(c: &mut Criterion) {
 
 /// The ICA chunk passes as the model runs them, in f32 with f64 sums: ten rows (D = 10)
 /// of each length turned channel-major (eight at a time), multiplied by a 10 × 10
-/// matrix (`y = W·x`), `tanh(y/2)`, and `Σ tanh(y/2)·yᵀ`; throughput counts the rows'
+/// matrix (`y = W·x`; or eight rows times the matrix straight into channel-major `y`), `tanh(y/2)`, and `Σ tanh(y/2)·yᵀ`; throughput counts the rows'
 /// elements.
 fn row_kernels_f32(c: &mut Criterion) {
     const ROWS: usize = 10;
@@ -354,6 +354,37 @@ fn row_kernels_f32(c: &mut Criterion) {
         });
         g.bench_with_input(BenchmarkId::new("columns_scalar", n), &n, |bch, _| {
             bch.iter(|| reference::columns_f32(black_box(&rows), black_box(&mut xt), n.max(8)))
+        });
+        // The same eight rows times W, channel-major, without the transposed copy.
+        let (mut ps, mut pr) = (vec![0.0f32; ROWS * n.max(8)], vec![0.0f32; ROWS * n.max(8)]);
+        simd::project_rows_f32(&w10, ROWS, &rows, &mut ps, n.max(8));
+        reference::project_rows_f32(&w10, ROWS, &rows, &mut pr, n.max(8));
+        assert!(
+            ps.iter().zip(&pr).all(|(s, r)| s.to_bits() == r.to_bits())
+                && ps[..8].iter().any(|&v| v != 0.0),
+            "project_rows_f32 sanity check"
+        );
+        g.bench_with_input(BenchmarkId::new("project_rows_simd", n), &n, |bch, _| {
+            bch.iter(|| {
+                simd::project_rows_f32(
+                    black_box(&w10),
+                    ROWS,
+                    black_box(&rows),
+                    black_box(&mut ps),
+                    n.max(8),
+                )
+            })
+        });
+        g.bench_with_input(BenchmarkId::new("project_rows_scalar", n), &n, |bch, _| {
+            bch.iter(|| {
+                reference::project_rows_f32(
+                    black_box(&w10),
+                    ROWS,
+                    black_box(&rows),
+                    black_box(&mut ps),
+                    n.max(8),
+                )
+            })
         });
         g.bench_with_input(BenchmarkId::new("gemm_simd", n), &n, |bch, _| {
             bch.iter(|| {

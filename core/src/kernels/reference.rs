@@ -232,6 +232,36 @@ fn columns<T: From<f32>>(rows: &[&[f32]; 8], out: &mut [T], stride: usize) {
     }
 }
 
+/// `out[i·stride + q] = Σ_{k<d} w[i·d + k]·rows[q][k]` for `i < d` and `q < 8`: a
+/// `d × d` matrix times eight rows of `d` values, written channel-major (what
+/// [`columns_f32`] and then [`gemm_f32`] compute, without the transposed copy). Each
+/// sum is a chain of fused multiply-adds over `k` from 0. Writes nothing unless
+/// `d ≥ 1`, `w` has `d²` values, every row `d`, `stride ≥ 8` and `out` has room for
+/// the last channel's eight.
+pub fn project_rows_f32(w: &[f32], d: usize, rows: &[&[f32]; 8], out: &mut [f32], stride: usize) {
+    if !project_rows_fit(w.len(), d, rows, out.len(), stride) {
+        return;
+    }
+    for i in 0..d {
+        for (q, row) in rows.iter().enumerate() {
+            out[i * stride + q] =
+                (0..d).fold(0.0f32, |acc, k| libm::fmaf(w[i * d + k], row[k], acc));
+        }
+    }
+}
+
+/// Whether [`project_rows_f32`] writes anything with operands of these lengths.
+pub fn project_rows_fit(w: usize, d: usize, rows: &[&[f32]; 8], out: usize, stride: usize) -> bool {
+    d >= 1
+        && d.checked_mul(d).is_some_and(|dd| dd <= w)
+        && rows.iter().all(|r| r.len() >= d)
+        && stride >= 8
+        && (d - 1)
+            .checked_mul(stride)
+            .and_then(|n| n.checked_add(8))
+            .is_some_and(|n| n <= out)
+}
+
 /// How many columns [`columns_f64`] writes: the shortest row's length, cut to the
 /// columns whose eight slots fit in `out`.
 pub fn columns_that_fit(rows: &[&[f32]; 8], out: usize, stride: usize) -> usize {

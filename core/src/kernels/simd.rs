@@ -832,6 +832,62 @@ fn columns<T: Copy + From<f32>>(rows: &[&[f32]; 8], out: &mut [T], stride: usize
     }
 }
 
+/// [`reference::project_rows_f32`](super::reference::project_rows_f32): `W` times
+/// eight rows, channel-major, each sum the same chain of fused multiply-adds, so the
+/// twins agree bit for bit.
+///
+/// For `8 ≤ d ≤ 16` the eight rows are turned into `d` vectors of eight lanes in
+/// registers (8 × 8 transposes, the last one ending at channel `d`) and each output
+/// channel is `d` multiply-adds of a broadcast weight with them: the transposed rows
+/// never go through memory, where [`columns_f32`] and then [`gemm_f32`] store them and
+/// read them back. Other `d` take one lane at a time.
+pub fn project_rows_f32(w: &[f32], d: usize, rows: &[&[f32]; 8], out: &mut [f32], stride: usize) {
+    if !super::reference::project_rows_fit(w.len(), d, rows, out.len(), stride) {
+        return;
+    }
+    match d {
+        8 => project_rows::<8>(w, rows, out, stride),
+        9 => project_rows::<9>(w, rows, out, stride),
+        10 => project_rows::<10>(w, rows, out, stride),
+        11 => project_rows::<11>(w, rows, out, stride),
+        12 => project_rows::<12>(w, rows, out, stride),
+        13 => project_rows::<13>(w, rows, out, stride),
+        14 => project_rows::<14>(w, rows, out, stride),
+        15 => project_rows::<15>(w, rows, out, stride),
+        16 => project_rows::<16>(w, rows, out, stride),
+        _ => super::reference::project_rows_f32(w, d, rows, out, stride),
+    }
+}
+
+/// [`project_rows_f32`] for `D` channels, `8 ≤ D ≤ 16` (operands checked).
+#[inline(always)]
+fn project_rows<const D: usize>(w: &[f32], rows: &[&[f32]; 8], out: &mut [f32], stride: usize) {
+    use wide::f32x8;
+    let w = &w[..D * D];
+    let block = |k0: usize| {
+        f32x8::transpose(core::array::from_fn(|q| {
+            let mut a = [0.0f32; 8];
+            a.copy_from_slice(&rows[q][k0..k0 + 8]);
+            f32x8::from(a)
+        }))
+    };
+    // Channels 0–7, then the eight ending at channel D (overlapping the first).
+    let (lo, hi) = (block(0), block(D - 8));
+    let x: [f32x8; D] = core::array::from_fn(|k| if k < 8 { lo[k] } else { hi[k + 8 - D] });
+    // All D channels' chains advance together, one multiply-add each per input
+    // channel: D independent chains keep both multiply-add pipes busy, where one
+    // channel's chain at a time waits on its own latency.
+    let mut acc = [f32x8::ZERO; D];
+    for (k, xk) in x.iter().enumerate() {
+        for (i, acc) in acc.iter_mut().enumerate() {
+            *acc = f32x8::splat(w[i * D + k]).mul_add(*xk, *acc);
+        }
+    }
+    for (i, acc) in acc.iter().enumerate() {
+        out[i * stride..i * stride + 8].copy_from_slice(&acc.to_array());
+    }
+}
+
 /// `y ← y + α·x` in f64.
 pub fn axpy_f64(alpha: f64, x: &[f64], y: &mut [f64]) {
     let va = wide::f64x8::splat(alpha);
