@@ -128,9 +128,10 @@ fn all_finite_f64(xs: &[f64]) -> bool {
 
 /// `out = aᵀ` for a `d × d` matrix.
 fn transpose(a: &[f64], out: &mut [f64], d: usize) {
-    for (i, ar) in a.chunks_exact(d).enumerate() {
-        for (k, &v) in ar.iter().enumerate() {
-            out[k * d + i] = v;
+    let (a, out) = (&a[..d * d], &mut out[..d * d]);
+    for (k, orow) in out.chunks_exact_mut(d).enumerate() {
+        for (i, o) in orow.iter_mut().enumerate() {
+            *o = a[i * d + k];
         }
     }
 }
