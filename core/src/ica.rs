@@ -304,7 +304,8 @@ impl<'a> Ica<'a> {
     /// [`drift_matrix`](Self::drift_matrix), with `y = W·x` by
     /// [`project_rows_f32`](crate::kernels::simd::project_rows_f32) (`fused`, for
     /// `8 ≤ d ≤ 16`) or by the rows turned into columns and one product: the same
-    /// numbers either way.
+    /// numbers either way with the SIMD kernels (the same chains of fused
+    /// multiply-adds).
     fn drift_matrix_by(&self, w: &[f64], rows: Rows<'_>, scratch: &mut [f64], fused: bool) {
         let count = rows.len();
         let d = self.d;
@@ -755,17 +756,30 @@ mod tests {
                     }
                     ica.drift_matrix_by(&w, Rows::Batch(&batch), &mut fused, true);
                     ica.drift_matrix_by(&w, Rows::Batch(&batch), &mut columns, false);
-                    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-                    assert_eq!(
-                        bits(&fused[..d * d]),
-                        bits(&columns[..d * d]),
-                        "d {d}, {size} rows"
-                    );
+                    same(&fused[..d * d], &columns[..d * d], d, size);
                 }
             }
             ica.drift_matrix_by(&w, Rows::All(n), &mut fused, true);
             ica.drift_matrix_by(&w, Rows::All(n), &mut columns, false);
-            assert_eq!(fused[..d * d], columns[..d * d], "d {d}, all rows");
+            same(&fused[..d * d], &columns[..d * d], d, n);
+        }
+        // Bit for bit with the SIMD kernels. The scalar twins' product rounds each
+        // product and sum separately where the projection fuses them: there y differs in
+        // its last bits (a relative 10⁻⁶ at most for ten channels), and the sums by far
+        // less than 10⁻⁵ of the largest.
+        fn same(fused: &[f64], columns: &[f64], d: usize, rows: usize) {
+            if cfg!(sgld_force_scalar) {
+                let top = columns.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+                for (a, b) in fused.iter().zip(columns) {
+                    assert!(
+                        (a - b).abs() <= 1e-5 * top,
+                        "d {d}, {rows} rows: {a} vs {b}"
+                    );
+                }
+            } else {
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(fused), bits(columns), "d {d}, {rows} rows");
+            }
         }
     }
 }
