@@ -298,12 +298,13 @@ impl<'a> Ica<'a> {
     /// with `W` is `D_W = (A − λ W Wᵀ) W`, eq. 15, with `A = N·I − (N/n) Σ tanh(y/2) yᵀ`
     /// over the `n` rows of `rows` (a row out of range counts in `n` but is skipped).
     fn drift_matrix(&self, w: &[f64], rows: Rows<'_>, scratch: &mut [f64]) {
-        self.drift_matrix_by(w, rows, scratch, (8..=16).contains(&self.d));
+        let fused = crate::kernels::simd::PROJECT_IN_REGISTERS.contains(&self.d);
+        self.drift_matrix_by(w, rows, scratch, fused);
     }
 
     /// [`drift_matrix`](Self::drift_matrix), with `y = W·x` by
-    /// [`project_rows_f32`](crate::kernels::simd::project_rows_f32) (`fused`, for
-    /// `8 ≤ d ≤ 16`) or by the rows turned into columns and one product: the same
+    /// [`project_rows_f32`](crate::kernels::simd::project_rows_f32) (`fused`, for the
+    /// widths it keeps in registers) or by the rows turned into columns and one product: the same
     /// numbers either way with the SIMD kernels (the same chains of fused
     /// multiply-adds).
     fn drift_matrix_by(&self, w: &[f64], rows: Rows<'_>, scratch: &mut [f64], fused: bool) {
@@ -325,6 +326,8 @@ impl<'a> Ica<'a> {
         }
         // Σ tanh(y/2) yᵀ into `a`: the first chunk writes it, later ones add to it.
         let mut summed = false;
+        // The rows that fill a last, partial group of `project_rows_f32`.
+        let zero = [0.0f32; MAX_DIM];
         for at in (0..count).step_by(CHUNK_ROWS) {
             let s = (count - at).min(CHUNK_ROWS);
             // The channel-major buffers' stride: whole groups of eight rows when
@@ -354,12 +357,10 @@ impl<'a> Ica<'a> {
             if found == 0 {
                 continue;
             }
-            let m = found;
             if fused {
                 // y = W·x eight rows at a time, straight from the rows (transposed in
                 // registers); a last group of fewer rows is filled with zero rows, and
                 // every slot past it is zero too (y = 0, tanh 0: they add nothing).
-                let zero = [0.0f32; MAX_DIM];
                 for (g, at) in starts[..found].chunks(8).zip((0..).step_by(8)) {
                     let eight: [&[f32]; 8] = core::array::from_fn(|q| {
                         g.get(q).map_or(&zero[..d], |&n| &self.x[n..n + d])
@@ -398,12 +399,12 @@ impl<'a> Ica<'a> {
             // Σ tanh(y/2) yᵀ over the chunk: TT·YTᵀ (d × d) summed in f64, where the
             // products of f32 are exact.
             if summed {
-                imp::dots_rows_f32(tt, yt, sp, m, sums, d);
+                imp::dots_rows_f32(tt, yt, sp, found, sums, d);
                 for (aij, v) in a.iter_mut().zip(sums.iter()) {
                     *aij += v;
                 }
             } else {
-                imp::dots_rows_f32(tt, yt, sp, m, a, d);
+                imp::dots_rows_f32(tt, yt, sp, found, a, d);
                 summed = true;
             }
         }
@@ -733,35 +734,41 @@ mod tests {
 
     #[test]
     fn y_by_rows_in_registers_gives_the_same_numbers_as_by_columns() {
-        extern crate std;
-        use std::{vec, vec::Vec};
         // Every width the fused path takes, batches of whole and partial groups of
         // eight, more than one chunk, and rows out of range (skipped): bit for bit.
-        let n = 300;
-        for d in 8..=16 {
-            let x: Vec<f32> = (0..n * d)
-                .map(|i| ((i * 37 % 101) as f32 - 50.0) / 17.0)
-                .collect();
-            let ica = Ica::new(&x, d, 0.5).unwrap();
-            let w: Vec<f64> = (0..d * d)
-                .map(|i| f64::from(u8::from(i % (d + 1) == 0)) + ((i * 13 % 7) as f64 - 3.0) / 40.0)
-                .collect();
-            let mut fused = vec![0.0; Ica::scratch_len(d)];
-            let mut columns = vec![0.0; Ica::scratch_len(d)];
+        const N: usize = 300;
+        const MAX: usize = 16;
+        let mut xs = [0.0f32; N * MAX];
+        for (i, v) in xs.iter_mut().enumerate() {
+            *v = ((i * 37 % 101) as f32 - 50.0) / 17.0;
+        }
+        let mut fused = [0.0; Ica::scratch_len(MAX)];
+        let mut columns = [0.0; Ica::scratch_len(MAX)];
+        for d in 8..=MAX {
+            let ica = Ica::new(&xs[..N * d], d, 0.5).unwrap();
+            let mut wm = [0.0f64; MAX * MAX];
+            for (i, v) in wm[..d * d].iter_mut().enumerate() {
+                *v = f64::from(u8::from(i % (d + 1) == 0)) + ((i * 13 % 7) as f64 - 3.0) / 40.0;
+            }
+            let w = &wm[..d * d];
             for size in [1, 7, 8, 37, 100, 130, 300] {
-                let mut batch: Vec<usize> = (0..size).map(|j| j * 7 % n).collect();
+                let mut bm = [0usize; N];
+                for (j, b) in bm.iter_mut().enumerate() {
+                    *b = j * 7 % N;
+                }
+                let batch = &mut bm[..size];
                 for bad in [false, true] {
                     if bad {
-                        batch[size / 2] = n + 3;
+                        batch[size / 2] = N + 3;
                     }
-                    ica.drift_matrix_by(&w, Rows::Batch(&batch), &mut fused, true);
-                    ica.drift_matrix_by(&w, Rows::Batch(&batch), &mut columns, false);
+                    ica.drift_matrix_by(w, Rows::Batch(batch), &mut fused, true);
+                    ica.drift_matrix_by(w, Rows::Batch(batch), &mut columns, false);
                     same(&fused[..d * d], &columns[..d * d], d, size);
                 }
             }
-            ica.drift_matrix_by(&w, Rows::All(n), &mut fused, true);
-            ica.drift_matrix_by(&w, Rows::All(n), &mut columns, false);
-            same(&fused[..d * d], &columns[..d * d], d, n);
+            ica.drift_matrix_by(w, Rows::All(N), &mut fused, true);
+            ica.drift_matrix_by(w, Rows::All(N), &mut columns, false);
+            same(&fused[..d * d], &columns[..d * d], d, N);
         }
         // Bit for bit with the SIMD kernels. The scalar twins' product rounds each
         // product and sum separately where the projection fuses them: there y differs in
@@ -777,8 +784,9 @@ mod tests {
                     );
                 }
             } else {
-                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-                assert_eq!(bits(fused), bits(columns), "d {d}, {rows} rows");
+                for (a, b) in fused.iter().zip(columns) {
+                    assert_eq!(a.to_bits(), b.to_bits(), "d {d}, {rows} rows: {a} vs {b}");
+                }
             }
         }
     }

@@ -384,7 +384,8 @@ proptest! {
             let mut y = vec![f32::NAN; d * stride];
             simd::gemm_f32(&w, &xt, &mut y, d, d, stride);
             for i in 0..d {
-                prop_assert_eq!(bits(&s[i * stride..i * stride + 8]), bits(&y[i * stride..i * stride + 8]));
+                let at = i * stride..i * stride + 8;
+                prop_assert_eq!(bits(&s[at.clone()]), bits(&y[at]));
             }
         } else {
             prop_assert!(s.iter().all(|x| x.is_nan()));

@@ -1,9 +1,9 @@
 //! The matrix kernels `simd::dots_f64`, `simd::dots_rows_f64`, `simd::gemm_f64`,
 //! `simd::columns_f64`, their f32 versions (the ICA gradient's data path),
-//! `simd::project_rows_f32` and `simd::tanh_half_f32`: never panic for any operands, strides and shapes; agree with
-//! their scalar twins within γₖ of the terms where the input is moderate (columns and
-//! the f32 row products: exactly); skip (gemm, columns) or zero (dots, dots_rows) the
-//! rows that do not fit.
+//! `simd::project_rows_f32` and `simd::tanh_half_f32`: never panic for any operands,
+//! strides and shapes; agree with their scalar twins within γₖ of the terms where the
+//! input is moderate (columns, the projection and the f32 row products: exactly); skip
+//! (gemm, columns, the projection) or zero (dots, dots_rows) the rows that do not fit.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

@@ -836,7 +836,7 @@ fn columns<T: Copy + From<f32>>(rows: &[&[f32]; 8], out: &mut [T], stride: usize
 /// eight rows, channel-major, each sum the same chain of fused multiply-adds, so the
 /// twins agree bit for bit.
 ///
-/// For `8 ≤ d ≤ 16` the eight rows are turned into `d` vectors of eight lanes in
+/// For `d` in [`PROJECT_IN_REGISTERS`] the eight rows are turned into `d` vectors of eight lanes in
 /// registers (8 × 8 transposes, the last one ending at channel `d`) and each output
 /// channel is `d` multiply-adds of a broadcast weight with them: the transposed rows
 /// never go through memory, where [`columns_f32`] and then [`gemm_f32`] store them and
@@ -858,6 +858,10 @@ pub fn project_rows_f32(w: &[f32], d: usize, rows: &[&[f32]; 8], out: &mut [f32]
         _ => super::reference::project_rows_f32(w, d, rows, out, stride),
     }
 }
+
+/// The widths `d` whose rows [`project_rows_f32`] transposes in registers (the others
+/// take one lane at a time).
+pub const PROJECT_IN_REGISTERS: core::ops::RangeInclusive<usize> = 8..=16;
 
 /// [`project_rows_f32`] for `D` channels, `8 ≤ D ≤ 16` (operands checked).
 #[inline(always)]

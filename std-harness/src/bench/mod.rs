@@ -31,8 +31,9 @@
 //! products `tanh(y/2)·yᵀ` of the batch, `WWᵀ`, and the one product
 //! `(½ε(A − λWWᵀ + γI) + η)·W` that makes the step), and its `tanh` and sigmoid
 //! evaluations (one sigmoid per a9a row, one per mixture step, a `tanh` per ICA `y`).
-//! That is the `ops_floor_ns` of the report. It counts throughput, not latency: a step that cannot start before the last
-//! one ends is bound by its chain of dependent operations instead. The mixture is such a
+//! That is the `ops_floor_ns` of the report. It counts throughput, not latency: a step
+//! that cannot start before the last one ends is bound by its chain of dependent
+//! operations instead. The mixture is such a
 //! step (θₜ₊₁ needs the gradient at θₜ: an `exp` and a division), so its workload also
 //! times that chain alone ([`MixtureChain`]: its arithmetic with θ in registers, no
 //! checks, no scratch), as `chain_ns`. A workload's `floor_ns` is the larger of the two,
