@@ -303,10 +303,10 @@ impl<'a> Ica<'a> {
     }
 
     /// [`drift_matrix`](Self::drift_matrix), with `y = W·x` by
-    /// [`project_rows_f32`](crate::kernels::simd::project_rows_f32) (`fused`, for the
-    /// widths it keeps in registers) or by the rows turned into columns and one product: the same
-    /// numbers either way with the SIMD kernels (the same chains of fused
-    /// multiply-adds).
+    /// [`project_batch_f32`](crate::kernels::simd::project_batch_f32) straight from the
+    /// rows (`fused`, for the widths it keeps in registers) or by the rows turned into
+    /// columns and one product: the same numbers either way with the SIMD kernels (the
+    /// same chains of fused multiply-adds).
     fn drift_matrix_by(&self, w: &[f64], rows: Rows<'_>, scratch: &mut [f64], fused: bool) {
         let count = rows.len();
         let d = self.d;
@@ -326,12 +326,10 @@ impl<'a> Ica<'a> {
         }
         // Σ tanh(y/2) yᵀ into `a`: the first chunk writes it, later ones add to it.
         let mut summed = false;
-        // The rows that fill a last, partial group of `project_rows_f32`.
-        let zero = [0.0f32; MAX_DIM];
         for at in (0..count).step_by(CHUNK_ROWS) {
             let s = (count - at).min(CHUNK_ROWS);
             // The channel-major buffers' stride: whole groups of eight rows when
-            // `project_rows_f32` writes y a group at a time.
+            // `project_batch_f32` writes y a group at a time.
             let sp = if fused { s.next_multiple_of(8) } else { s };
             let (xc, yt) = (&mut xt[..d * sp], &mut yt[..d * sp]);
             // m rows of the s planned: a row past the end of the data is skipped.
@@ -359,18 +357,9 @@ impl<'a> Ica<'a> {
             }
             if fused {
                 // y = W·x eight rows at a time, straight from the rows (transposed in
-                // registers); a last group of fewer rows is filled with zero rows, and
-                // every slot past it is zero too (y = 0, tanh 0: they add nothing).
-                for (g, at) in starts[..found].chunks(8).zip((0..).step_by(8)) {
-                    let eight: [&[f32]; 8] = core::array::from_fn(|q| {
-                        g.get(q).map_or(&zero[..d], |&n| &self.x[n..n + d])
-                    });
-                    imp::project_rows_f32(w32, d, &eight, &mut yt[at..], sp);
-                }
-                let end = found.next_multiple_of(8);
-                for k in 0..d {
-                    yt[k * sp + end..(k + 1) * sp].fill(0.0);
-                }
+                // registers); the slots past the last row are zero (y = 0, tanh 0:
+                // they add nothing).
+                imp::project_batch_f32(w32, d, self.x, &starts[..found], yt, sp);
             } else {
                 // The rows as columns, eight at a time (a transpose in registers), the
                 // last few one element at a time, then y = W·x as one product.

@@ -393,6 +393,62 @@ proptest! {
     }
 
     #[test]
+    fn project_batch_matches_twin_and_groups_of_rows(
+        d in 0usize..20,
+        n in 0usize..40,
+        (stride_extra, short_out, short_w) in (0usize..10, 0usize..2, 0usize..2),
+        (outside, seed) in (0usize..3, any::<u64>()),
+    ) {
+        // W (d × d) times n rows of a 50-row matrix at random offsets (one or two of them
+        // past its end, which read as zeros), channel-major `stride` apart with zeros past
+        // the last row; an output, a stride or a W too short writes nothing.
+        let mut g = sgld::noise::default_rng(seed);
+        let mut normals = |n: usize| {
+            let mut z = vec![0.0f32; n];
+            sgld::noise::fill_normal(&mut g, &mut z);
+            z
+        };
+        let w = normals((d * d).saturating_sub(short_w));
+        let x = normals(50 * d);
+        let mut at: Vec<usize> = (0..n).map(|j| (j * 37 + seed as usize % 50) % 50 * d).collect();
+        for j in 0..outside.min(n) {
+            at[(j * 7) % n] = if j == 0 { 50 * d } else { usize::MAX - d / 2 };
+        }
+        let end = n.next_multiple_of(8);
+        let stride = (end + stride_extra).saturating_sub(short_out * (stride_extra + 1));
+        let n_out = d * stride;
+        let (mut s, mut r) = (vec![f32::NAN; n_out], vec![f32::NAN; n_out]);
+        simd::project_batch_f32(&w, d, &x, &at, &mut s, stride);
+        reference::project_batch_f32(&w, d, &x, &at, &mut r, stride);
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        prop_assert_eq!(bits(&s), bits(&r));
+        let fits = reference::project_batch_fit(w.len(), d, n, n_out, stride);
+        prop_assert_eq!(fits, d > 0 && short_w == 0 && stride >= end);
+        if !fits {
+            prop_assert!(s.iter().all(|x| x.is_nan()));
+            return Ok(());
+        }
+        // Group by group, what project_rows_f32 writes for the same eight rows (the
+        // missing and outside ones as zero rows), and zeros past the last row.
+        let zero = vec![0.0f32; d];
+        for (k, group) in at.chunks(8).enumerate() {
+            let rows: [&[f32]; 8] = core::array::from_fn(|q| {
+                group.get(q).and_then(|&a| x.get(a..a.checked_add(d)?)).unwrap_or(&zero)
+            });
+            let mut y = vec![f32::NAN; d.saturating_sub(1) * stride + 8];
+            simd::project_rows_f32(&w, d, &rows, &mut y, stride);
+            for i in 0..d {
+                let (o, q) = (i * stride + 8 * k, i * stride);
+                let m = 8.min(stride - 8 * k);
+                prop_assert_eq!(bits(&s[o..o + m]), bits(&y[q..q + m]));
+            }
+        }
+        for i in 0..d {
+            prop_assert!(s[i * stride + n..(i + 1) * stride].iter().all(|&v| v == 0.0));
+        }
+    }
+
+    #[test]
     fn columns_match_twin(
         lens in proptest::array::uniform8(0usize..40),
         (stride, short) in (0usize..48, 0usize..12),

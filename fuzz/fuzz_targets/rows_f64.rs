@@ -1,6 +1,7 @@
 //! The matrix kernels `simd::dots_f64`, `simd::dots_rows_f64`, `simd::gemm_f64`,
 //! `simd::columns_f64`, their f32 versions (the ICA gradient's data path),
-//! `simd::project_rows_f32` and `simd::tanh_half_f32`: never panic for any operands,
+//! `simd::project_rows_f32`, `simd::project_batch_f32` and `simd::tanh_half_f32`: never
+//! panic for any operands,
 //! strides and shapes; agree with their scalar twins within γₖ of the terms where the
 //! input is moderate (columns, the projection and the f32 row products: exactly); skip
 //! (gemm, columns, the projection) or zero (dots, dots_rows) the rows that do not fit.
@@ -178,6 +179,31 @@ fuzz_target!(|input: (Vec<f64>, Vec<f64>, u8, u8)| {
         assert!(
             x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()),
             "project_rows_f32 slot {k}: {x} vs {y}"
+        );
+    }
+
+    // The same W times rows of the row values at offsets from the coefficients' bits
+    // (some past the end, some overflowing), with a stride and an output that may be
+    // too short: the same bits from both twins, or nothing.
+    let at: Vec<usize> = coef
+        .iter()
+        .map(|v| (v.to_bits() as usize).rotate_left(stride as u32 % 64) % (r32.len() + 3 * d + 1))
+        .chain(
+            coef.first()
+                .map(|v| usize::MAX - (v.to_bits() as usize % 4)),
+        )
+        .take(len)
+        .collect();
+    let stride_b = at.len().next_multiple_of(8) + stride % 5;
+    let stride_b = stride_b.saturating_sub(usize::from(coef.len() % 7 == 0) * 8);
+    let n_out = (d * stride_b).saturating_sub(coef.len() % 3);
+    let (mut s, mut r) = (vec![f32::NAN; n_out], vec![f32::NAN; n_out]);
+    simd::project_batch_f32(&c32, d, &r32, &at, &mut s, stride_b);
+    reference::project_batch_f32(&c32, d, &r32, &at, &mut r, stride_b);
+    for (k, (x, y)) in s.iter().zip(&r).enumerate() {
+        assert!(
+            x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()),
+            "project_batch_f32 slot {k}: {x} vs {y}"
         );
     }
 

@@ -310,7 +310,8 @@ fn row_kernels(c: &mut Criterion) {
 
 /// The ICA chunk passes as the model runs them, in f32 with f64 sums: ten rows (D = 10)
 /// of each length turned channel-major (eight at a time), multiplied by a 10 × 10
-/// matrix (`y = W·x`; or eight rows times the matrix straight into channel-major `y`),
+/// matrix (`y = W·x`; or eight rows, or all of them in a scattered order, times the
+/// matrix straight into channel-major `y`),
 /// `tanh(y/2)`, and `Σ tanh(y/2)·yᵀ`; throughput counts the rows' elements.
 fn row_kernels_f32(c: &mut Criterion) {
     const ROWS: usize = 10;
@@ -383,6 +384,42 @@ fn row_kernels_f32(c: &mut Criterion) {
                     black_box(&rows),
                     black_box(&mut ps),
                     n.max(8),
+                )
+            })
+        });
+        // All n rows times W, straight from the rows in a scattered order (as a batch
+        // reads them), channel-major with a stride of whole groups of eight.
+        let at: Vec<usize> = (0..n).map(|j| (j * 7919 % n) * ROWS).collect();
+        let sb = n.next_multiple_of(8);
+        let (mut bs, mut br) = (vec![0.0f32; ROWS * sb], vec![0.0f32; ROWS * sb]);
+        simd::project_batch_f32(&w10, ROWS, &m, &at, &mut bs, sb);
+        reference::project_batch_f32(&w10, ROWS, &m, &at, &mut br, sb);
+        assert!(
+            bs.iter().zip(&br).all(|(s, r)| s.to_bits() == r.to_bits())
+                && bs[..n].iter().any(|&v| v != 0.0),
+            "project_batch_f32 sanity check"
+        );
+        g.bench_with_input(BenchmarkId::new("project_batch_simd", n), &n, |bch, _| {
+            bch.iter(|| {
+                simd::project_batch_f32(
+                    black_box(&w10),
+                    ROWS,
+                    black_box(&m),
+                    black_box(&at),
+                    black_box(&mut bs),
+                    sb,
+                )
+            })
+        });
+        g.bench_with_input(BenchmarkId::new("project_batch_scalar", n), &n, |bch, _| {
+            bch.iter(|| {
+                reference::project_batch_f32(
+                    black_box(&w10),
+                    ROWS,
+                    black_box(&m),
+                    black_box(&at),
+                    black_box(&mut bs),
+                    sb,
                 )
             })
         });

@@ -262,6 +262,51 @@ pub fn project_rows_fit(w: usize, d: usize, rows: &[&[f32]; 8], out: usize, stri
             .is_some_and(|n| n <= out)
 }
 
+/// `out[i·stride + j] = Σ_{k<d} w[i·d + k]·x[at[j] + k]` for `i < d` and `j < at.len()`:
+/// `W` times the rows of `x` that start at the offsets `at`, written channel-major, eight
+/// rows at a time (what [`project_rows_f32`] computes for each group of eight). A row
+/// that does not fit in `x` counts as a row of zeros, and so do the rows that fill the
+/// last group: their slots hold `W·0` (0 where `W` is finite). The slots from the last
+/// group's end to `stride` are 0. Each sum is a chain of fused multiply-adds over `k`
+/// from 0. Writes nothing unless `d ≥ 1`, `w` has `d²` values, `stride` is at least
+/// `at.len()` rounded up to a multiple of eight, and `out` has `d·stride` slots.
+pub fn project_batch_f32(
+    w: &[f32],
+    d: usize,
+    x: &[f32],
+    at: &[usize],
+    out: &mut [f32],
+    stride: usize,
+) {
+    if !project_batch_fit(w.len(), d, at.len(), out.len(), stride) {
+        return;
+    }
+    let end = at.len().next_multiple_of(8);
+    for i in 0..d {
+        let (wi, oi) = (
+            &w[i * d..(i + 1) * d],
+            &mut out[i * stride..(i + 1) * stride],
+        );
+        for (j, o) in oi[..end].iter_mut().enumerate() {
+            let row = at.get(j).and_then(|&a| x.get(a..a.checked_add(d)?));
+            *o = wi.iter().enumerate().fold(0.0f32, |acc, (k, &wk)| {
+                libm::fmaf(wk, row.map_or(0.0, |row| row[k]), acc)
+            });
+        }
+        oi[end..].fill(0.0);
+    }
+}
+
+/// Whether [`project_batch_f32`] writes anything with operands of these lengths.
+pub fn project_batch_fit(w: usize, d: usize, rows: usize, out: usize, stride: usize) -> bool {
+    d >= 1
+        && d.checked_mul(d).is_some_and(|dd| dd <= w)
+        && rows
+            .checked_next_multiple_of(8)
+            .is_some_and(|r| r <= stride)
+        && d.checked_mul(stride).is_some_and(|n| n <= out)
+}
+
 /// How many columns [`columns_f64`] writes: the shortest row's length, cut to the
 /// columns whose eight slots fit in `out`.
 pub fn columns_that_fit(rows: &[&[f32]; 8], out: usize, stride: usize) -> usize {

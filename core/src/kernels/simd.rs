@@ -859,8 +859,65 @@ pub fn project_rows_f32(w: &[f32], d: usize, rows: &[&[f32]; 8], out: &mut [f32]
     }
 }
 
-/// The widths `d` whose rows [`project_rows_f32`] transposes in registers (the others
-/// take one lane at a time).
+/// [`reference::project_batch_f32`](super::reference::project_batch_f32): `W` times
+/// the rows of `x` at the offsets `at`, channel-major, bit for bit what the twin writes.
+///
+/// For `d` in [`PROJECT_IN_REGISTERS`] it is [`project_rows_f32`]'s computation for
+/// each group of eight rows, with the width a constant and the operands checked once
+/// for the whole batch instead of once a group; other `d` take the twin's path.
+pub fn project_batch_f32(
+    w: &[f32],
+    d: usize,
+    x: &[f32],
+    at: &[usize],
+    out: &mut [f32],
+    stride: usize,
+) {
+    if !super::reference::project_batch_fit(w.len(), d, at.len(), out.len(), stride) {
+        return;
+    }
+    match d {
+        8 => project_batch::<8>(w, x, at, out, stride),
+        9 => project_batch::<9>(w, x, at, out, stride),
+        10 => project_batch::<10>(w, x, at, out, stride),
+        11 => project_batch::<11>(w, x, at, out, stride),
+        12 => project_batch::<12>(w, x, at, out, stride),
+        13 => project_batch::<13>(w, x, at, out, stride),
+        14 => project_batch::<14>(w, x, at, out, stride),
+        15 => project_batch::<15>(w, x, at, out, stride),
+        16 => project_batch::<16>(w, x, at, out, stride),
+        _ => super::reference::project_batch_f32(w, d, x, at, out, stride),
+    }
+}
+
+/// [`project_batch_f32`] for `D` channels, `8 ≤ D ≤ 16` (operands checked).
+#[inline(always)]
+fn project_batch<const D: usize>(
+    w: &[f32],
+    x: &[f32],
+    at: &[usize],
+    out: &mut [f32],
+    stride: usize,
+) {
+    // The rows that fill a last, partial group, and any row that does not fit in `x`.
+    let zero = [0.0f32; D];
+    let row = |a: usize| {
+        a.checked_add(D)
+            .and_then(|end| x.get(a..end))
+            .unwrap_or(&zero)
+    };
+    for (g, j) in at.chunks(8).zip((0..).step_by(8)) {
+        let rows: [&[f32]; 8] = core::array::from_fn(|q| g.get(q).map_or(&zero[..], |&a| row(a)));
+        project_rows::<D>(w, &rows, &mut out[j..], stride);
+    }
+    let end = at.len().next_multiple_of(8);
+    for i in 0..D {
+        out[i * stride + end..(i + 1) * stride].fill(0.0);
+    }
+}
+
+/// The widths `d` whose rows [`project_rows_f32`] and [`project_batch_f32`] transpose in
+/// registers (the others take one lane at a time).
 pub const PROJECT_IN_REGISTERS: core::ops::RangeInclusive<usize> = 8..=16;
 
 /// [`project_rows_f32`] for `D` channels, `8 ≤ D ≤ 16` (operands checked).
