@@ -1,10 +1,10 @@
 //! The matrix kernels `simd::dots_f64`, `simd::dots_rows_f64`, `simd::gemm_f64`,
 //! `simd::columns_f64`, their f32 versions (the ICA gradient's data path),
 //! `simd::project_rows_f32`, `simd::project_batch_f32` and `simd::tanh_half_f32`: never
-//! panic for any operands,
-//! strides and shapes; agree with their scalar twins within γₖ of the terms where the
-//! input is moderate (columns, the projection and the f32 row products: exactly); skip
-//! (gemm, columns, the projection) or zero (dots, dots_rows) the rows that do not fit.
+//! panic for any operands, strides and shapes; agree with their scalar twins within γₖ
+//! of the terms where the input is moderate (columns, the projections and the f32 row
+//! products: exactly); skip (gemm, columns, the projections) or zero (dots, dots_rows)
+//! the rows that do not fit.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -175,12 +175,7 @@ fuzz_target!(|input: (Vec<f64>, Vec<f64>, u8, u8)| {
     let (mut s, mut r) = (vec![f32::NAN; n_out], vec![f32::NAN; n_out]);
     simd::project_rows_f32(&c32, d, &eight, &mut s, stride);
     reference::project_rows_f32(&c32, d, &eight, &mut r, stride);
-    for (k, (x, y)) in s.iter().zip(&r).enumerate() {
-        assert!(
-            x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()),
-            "project_rows_f32 slot {k}: {x} vs {y}"
-        );
-    }
+    same_bits_f32("project_rows_f32", &s, &r);
 
     // The same W times rows of the row values at offsets from the coefficients' bits
     // (some past the end, some overflowing), with a stride and an output that may be
@@ -200,12 +195,7 @@ fuzz_target!(|input: (Vec<f64>, Vec<f64>, u8, u8)| {
     let (mut s, mut r) = (vec![f32::NAN; n_out], vec![f32::NAN; n_out]);
     simd::project_batch_f32(&c32, d, &r32, &at, &mut s, stride_b);
     reference::project_batch_f32(&c32, d, &r32, &at, &mut r, stride_b);
-    for (k, (x, y)) in s.iter().zip(&r).enumerate() {
-        assert!(
-            x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()),
-            "project_batch_f32 slot {k}: {x} vs {y}"
-        );
-    }
+    same_bits_f32("project_batch_f32", &s, &r);
 
     let (mut s, mut r) = (vec![0.0f32; r32.len()], vec![0.0f32; r32.len()]);
     simd::tanh_half_f32(&r32, &mut s);
@@ -221,3 +211,13 @@ fuzz_target!(|input: (Vec<f64>, Vec<f64>, u8, u8)| {
         }
     }
 });
+
+/// The twins wrote the same bits to every slot (NaN payloads aside).
+fn same_bits_f32(kernel: &str, s: &[f32], r: &[f32]) {
+    for (k, (x, y)) in s.iter().zip(r).enumerate() {
+        assert!(
+            x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()),
+            "{kernel} slot {k}: {x} vs {y}"
+        );
+    }
+}

@@ -311,8 +311,8 @@ fn row_kernels(c: &mut Criterion) {
 /// The ICA chunk passes as the model runs them, in f32 with f64 sums: ten rows (D = 10)
 /// of each length turned channel-major (eight at a time), multiplied by a 10 × 10
 /// matrix (`y = W·x`; or eight rows, or all of them in a scattered order, times the
-/// matrix straight into channel-major `y`),
-/// `tanh(y/2)`, and `Σ tanh(y/2)·yᵀ`; throughput counts the rows' elements.
+/// matrix straight into channel-major `y`), `tanh(y/2)`, and `Σ tanh(y/2)·yᵀ`;
+/// throughput counts the rows' elements.
 fn row_kernels_f32(c: &mut Criterion) {
     const ROWS: usize = 10;
     let mut g = c.benchmark_group("rows_f32");

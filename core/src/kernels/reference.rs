@@ -282,18 +282,21 @@ pub fn project_batch_f32(
         return;
     }
     let end = at.len().next_multiple_of(8);
-    for i in 0..d {
-        let (wi, oi) = (
-            &w[i * d..(i + 1) * d],
-            &mut out[i * stride..(i + 1) * stride],
-        );
-        for (j, o) in oi[..end].iter_mut().enumerate() {
-            let row = at.get(j).and_then(|&a| x.get(a..a.checked_add(d)?));
-            *o = wi.iter().enumerate().fold(0.0f32, |acc, (k, &wk)| {
-                libm::fmaf(wk, row.map_or(0.0, |row| row[k]), acc)
-            });
+    for j in 0..end {
+        // Each row found once, then its d sums (a missing row's are W·0).
+        let row = at.get(j).and_then(|&a| x.get(a..a.checked_add(d)?));
+        for (i, wi) in w.chunks_exact(d).take(d).enumerate() {
+            out[i * stride + j] = match row {
+                Some(row) => wi
+                    .iter()
+                    .zip(row)
+                    .fold(0.0f32, |acc, (&wk, &xk)| libm::fmaf(wk, xk, acc)),
+                None => wi.iter().fold(0.0f32, |acc, &wk| libm::fmaf(wk, 0.0, acc)),
+            };
         }
-        oi[end..].fill(0.0);
+    }
+    for i in 0..d {
+        out[i * stride + end..(i + 1) * stride].fill(0.0);
     }
 }
 

@@ -832,31 +832,45 @@ fn columns<T: Copy + From<f32>>(rows: &[&[f32]; 8], out: &mut [T], stride: usize
     }
 }
 
+/// The widths `d` whose rows [`project_rows_f32`] and [`project_batch_f32`] transpose in
+/// registers (the others take one lane at a time).
+pub const PROJECT_IN_REGISTERS: core::ops::RangeInclusive<usize> = 8..=16;
+
+/// Calls `f::<D>(args)` with `D = d` as a constant for `d` in [`PROJECT_IN_REGISTERS`],
+/// else evaluates the fallback.
+macro_rules! in_registers {
+    ($d:expr, $f:ident($($arg:expr),*), else $fallback:block) => {
+        match $d {
+            8 => $f::<8>($($arg),*),
+            9 => $f::<9>($($arg),*),
+            10 => $f::<10>($($arg),*),
+            11 => $f::<11>($($arg),*),
+            12 => $f::<12>($($arg),*),
+            13 => $f::<13>($($arg),*),
+            14 => $f::<14>($($arg),*),
+            15 => $f::<15>($($arg),*),
+            16 => $f::<16>($($arg),*),
+            _ => $fallback,
+        }
+    };
+}
+
 /// [`reference::project_rows_f32`](super::reference::project_rows_f32): `W` times
 /// eight rows, channel-major, each sum the same chain of fused multiply-adds, so the
 /// twins agree bit for bit.
 ///
-/// For `d` in [`PROJECT_IN_REGISTERS`] the eight rows are turned into `d` vectors of eight lanes in
-/// registers (8 × 8 transposes, the last one ending at channel `d`) and each output
-/// channel is `d` multiply-adds of a broadcast weight with them: the transposed rows
-/// never go through memory, where [`columns_f32`] and then [`gemm_f32`] store them and
-/// read them back. Other `d` take one lane at a time.
+/// For `d` in [`PROJECT_IN_REGISTERS`] the eight rows are turned into `d` vectors of
+/// eight lanes in registers (8 × 8 transposes, the last one ending at channel `d`) and
+/// each output channel is `d` multiply-adds of a broadcast weight with them: the
+/// transposed rows never go through memory, where [`columns_f32`] and then
+/// [`gemm_f32`] store them and read them back. Other `d` take one lane at a time.
 pub fn project_rows_f32(w: &[f32], d: usize, rows: &[&[f32]; 8], out: &mut [f32], stride: usize) {
     if !super::reference::project_rows_fit(w.len(), d, rows, out.len(), stride) {
         return;
     }
-    match d {
-        8 => project_rows::<8>(w, rows, out, stride),
-        9 => project_rows::<9>(w, rows, out, stride),
-        10 => project_rows::<10>(w, rows, out, stride),
-        11 => project_rows::<11>(w, rows, out, stride),
-        12 => project_rows::<12>(w, rows, out, stride),
-        13 => project_rows::<13>(w, rows, out, stride),
-        14 => project_rows::<14>(w, rows, out, stride),
-        15 => project_rows::<15>(w, rows, out, stride),
-        16 => project_rows::<16>(w, rows, out, stride),
-        _ => super::reference::project_rows_f32(w, d, rows, out, stride),
-    }
+    in_registers!(d, project_rows(w, rows, out, stride), else {
+        super::reference::project_rows_f32(w, d, rows, out, stride)
+    });
 }
 
 /// [`reference::project_batch_f32`](super::reference::project_batch_f32): `W` times
@@ -876,18 +890,9 @@ pub fn project_batch_f32(
     if !super::reference::project_batch_fit(w.len(), d, at.len(), out.len(), stride) {
         return;
     }
-    match d {
-        8 => project_batch::<8>(w, x, at, out, stride),
-        9 => project_batch::<9>(w, x, at, out, stride),
-        10 => project_batch::<10>(w, x, at, out, stride),
-        11 => project_batch::<11>(w, x, at, out, stride),
-        12 => project_batch::<12>(w, x, at, out, stride),
-        13 => project_batch::<13>(w, x, at, out, stride),
-        14 => project_batch::<14>(w, x, at, out, stride),
-        15 => project_batch::<15>(w, x, at, out, stride),
-        16 => project_batch::<16>(w, x, at, out, stride),
-        _ => super::reference::project_batch_f32(w, d, x, at, out, stride),
-    }
+    in_registers!(d, project_batch(w, x, at, out, stride), else {
+        super::reference::project_batch_f32(w, d, x, at, out, stride)
+    });
 }
 
 /// [`project_batch_f32`] for `D` channels, `8 ≤ D ≤ 16` (operands checked).
@@ -915,10 +920,6 @@ fn project_batch<const D: usize>(
         out[i * stride + end..(i + 1) * stride].fill(0.0);
     }
 }
-
-/// The widths `d` whose rows [`project_rows_f32`] and [`project_batch_f32`] transpose in
-/// registers (the others take one lane at a time).
-pub const PROJECT_IN_REGISTERS: core::ops::RangeInclusive<usize> = 8..=16;
 
 /// [`project_rows_f32`] for `D` channels, `8 ≤ D ≤ 16` (operands checked).
 #[inline(always)]
