@@ -4,7 +4,8 @@ use sgld::estimate::{WeightedMoments, sampling_threshold, threshold_scratch_len}
 use sgld::gradient::{MiniBatch, sample_batch};
 use sgld::kernels;
 use sgld::models::{
-    Gaussian, Laplace, LinearRegression, LogisticDense, LogisticSparse, SparseRows, TiedMixture,
+    BitRows, Gaussian, Laplace, LinearRegression, LogisticBits, LogisticDense, LogisticSparse,
+    SparseRows, TiedMixture,
 };
 use sgld::schedule::{Constant, Polynomial};
 use sgld::{Error, Sgld, noise::default_rng};
@@ -243,6 +244,22 @@ fn index_out_of_range() {
         SparseRows::new(&[0, 2], &[0, 5], 5),
         Err(Error::IndexOutOfRange { index: 5, len: 5 })
     ));
+    // Bitmap rows: a bit past the features, a row past the table, a bit past `w`.
+    assert_eq!(
+        BitRows::new(&[0, 0, 0, 1 << 4], 20).err(),
+        Some(Error::IndexOutOfRange { index: 20, len: 20 })
+    );
+    assert_eq!(
+        kernels::bitmap_dots(&[1, 2], 1, &[0, 2], &[1.0; 16], &mut [0.0; 2]),
+        Err(Error::IndexOutOfRange { index: 2, len: 2 })
+    );
+    assert_eq!(
+        kernels::bitmap_dots(&[1 << 4], 1, &[0], &[1.0; 4], &mut [0.0]),
+        Err(Error::IndexOutOfRange { index: 4, len: 4 })
+    );
+    let mut y = [0.5f32; 4];
+    assert!(kernels::bitmap_axpys(&[1.0], &[1 << 9], 1, &[0], &mut y).is_err());
+    assert_eq!(y, [0.5; 4]);
 }
 
 #[test]
@@ -266,6 +283,39 @@ fn invalid_parameters() {
     let rows = SparseRows::new(&[0, 1, 2], &[0, 1], 2).unwrap();
     assert!(matches!(
         LogisticSparse::new(rows, &[1.0], Laplace::new(1.0).unwrap()),
+        Err(Error::LengthMismatch { .. })
+    ));
+    // Bitmap rows: no features, no rows, a partial row, a buffer of the wrong size,
+    // labels that do not match the rows, a zero stride, a table of partial rows.
+    assert!(matches!(BitRows::new(&[1], 0), Err(Error::Empty { .. })));
+    assert!(matches!(BitRows::new(&[], 4), Err(Error::Empty { .. })));
+    assert!(matches!(
+        BitRows::new(&[1, 2, 3], 20),
+        Err(Error::InvalidParameter { .. })
+    ));
+    assert!(matches!(
+        BitRows::fill_from_sparse(&rows, &mut [0u16; 3]),
+        Err(Error::LengthMismatch { .. })
+    ));
+    let bits = BitRows::new(&[1, 2], 2).unwrap();
+    assert!(matches!(
+        LogisticBits::new(bits, &[1.0], Laplace::new(1.0).unwrap()),
+        Err(Error::LengthMismatch { .. })
+    ));
+    assert!(matches!(
+        LogisticBits::new(bits, &[1.0, 0.5], Laplace::new(1.0).unwrap()),
+        Err(Error::InvalidParameter { .. })
+    ));
+    assert!(matches!(
+        kernels::bitmap_dots(&[1], 0, &[0], &[1.0], &mut [0.0]),
+        Err(Error::Empty { .. })
+    ));
+    assert!(matches!(
+        kernels::bitmap_dots(&[1, 2, 3], 2, &[0], &[1.0; 32], &mut [0.0]),
+        Err(Error::InvalidParameter { .. })
+    ));
+    assert!(matches!(
+        kernels::bitmap_dots(&[1, 2], 1, &[0], &[1.0; 16], &mut [0.0; 2]),
         Err(Error::LengthMismatch { .. })
     ));
     assert!(matches!(

@@ -209,6 +209,60 @@ proptest! {
     }
 
     #[test]
+    fn bitmap_kernels_match_twin_and_index_rows(
+        (stride, w) in (1usize..=20).prop_flat_map(|stride| {
+            // Half the lengths end inside the rows' last vector (the tail path of rows of
+            // up to eight words), the others anywhere.
+            let len = prop_oneof![0usize..=340, (16 * stride - 15)..=16 * stride];
+            (Just(stride), len.prop_flat_map(|n| prop::collection::vec(finite(), n)))
+        }),
+        table_rows in 1usize..=12,
+        words in prop::collection::vec(any::<u16>(), 240),
+        raw in prop::collection::vec(0usize..15, 0..=20),
+        alphas in prop::collection::vec(special(), 20),
+    ) {
+        // Random words, with bits past w's end (both twins skip those); row indices
+        // past the table's end count as rows of zeros.
+        let table = &words[..table_rows * stride];
+        let rows = &raw[..];
+        let alphas = &alphas[..rows.len()];
+        let index_rows: Vec<Vec<u32>> = rows
+            .iter()
+            .map(|&i| {
+                let row = table.get(i * stride..(i + 1) * stride).unwrap_or(&[]);
+                (0..16 * row.len())
+                    .filter(|&j| row[j / 16] >> (j % 16) & 1 == 1 && j < w.len())
+                    .map(|j| j as u32)
+                    .collect()
+            })
+            .collect();
+        let (mut ds, mut dr) = (vec![f32::NAN; rows.len()], vec![f32::NAN; rows.len()]);
+        simd::bitmap_dots(table, stride, rows, &w, &mut ds);
+        reference::bitmap_dots(table, stride, rows, &w, &mut dr);
+        for (k, idx) in index_rows.iter().enumerate() {
+            let abs: f64 = idx.iter().map(|&j| (w[j as usize] as f64).abs()).sum();
+            prop_assume!(abs < f32::MAX as f64 / 2.0);
+            let exact: f64 = idx.iter().map(|&j| w[j as usize] as f64).sum();
+            let tol = gamma(idx.len() + 1) * abs + U * exact.abs() + 1e-44;
+            prop_assert!((ds[k] as f64 - exact).abs() <= tol, "row {k}: simd {} exact {exact}", ds[k]);
+            // The twin is the index-list twin on the same features, in the same order.
+            prop_assert_eq!(dr[k].to_bits(), reference::sparse_dot(idx, &w).to_bits());
+        }
+        // The scatter-adds: the same additions in the same order as the twin and as one
+        // index-list scatter a row, so bit-identical (NaN and ∞ included).
+        let (mut ys, mut yr, mut yi) = (w.clone(), w.clone(), w.clone());
+        simd::bitmap_axpys(alphas, table, stride, rows, &mut ys);
+        reference::bitmap_axpys(alphas, table, stride, rows, &mut yr);
+        for (idx, &a) in index_rows.iter().zip(alphas) {
+            reference::sparse_axpy(a, idx, &mut yi);
+        }
+        for j in 0..w.len() {
+            prop_assert!(ys[j].to_bits() == yr[j].to_bits() || (ys[j].is_nan() && yr[j].is_nan()), "j {j}: {} vs {}", ys[j], yr[j]);
+            prop_assert!(yr[j].to_bits() == yi[j].to_bits() || (yr[j].is_nan() && yi[j].is_nan()), "j {j}: {} vs {}", yr[j], yi[j]);
+        }
+    }
+
+    #[test]
     fn sigmoid_matches_twin(z in prop::collection::vec(prop_oneof![
         8 => -30.0f32..30.0,
         2 => -120.0f32..120.0,

@@ -3,8 +3,8 @@
 
 use sgld::math::{exp, log_sigmoid, sigmoid, softplus, tanh};
 use sgld::models::{
-    Gaussian, GaussianMean, Laplace, LinearRegression, LogisticDense, LogisticSparse, Mlp, Model,
-    Noise, SparseRows, TiedMixture,
+    BitRows, Gaussian, GaussianMean, Laplace, LinearRegression, LogisticBits, LogisticDense,
+    LogisticSparse, Mlp, Model, Noise, SparseRows, TiedMixture,
 };
 use sgld::noise::{default_rng, fill_normal};
 
@@ -129,6 +129,72 @@ fn logistic_dense_and_sparse_gradients() {
     // An index past the dimension is refused whatever its width.
     assert!(SparseRows::narrow(&[0, 1], &[9u8], d).is_err());
     assert!(SparseRows::narrow(&[0, 1], &[9u16], d).is_err());
+}
+
+#[test]
+fn logistic_bits_match_index_rows() {
+    // Feature counts on every path of the bitmap kernels: one word, a whole number of
+    // words, a9a's 124 (its last vector ends inside), and rows wider than eight words.
+    for (d, seed) in [(9usize, 3u64), (16, 4), (124, 5), (130, 6), (300, 7)] {
+        let n = 50;
+        let u = normals(n * d + n, seed);
+        let (mut offsets, mut idx) = (vec![0usize], Vec::new());
+        for i in 0..n {
+            idx.extend(
+                (0..d)
+                    .filter(|&j| j == d - 1 || u[i * d + j] > 1.0)
+                    .map(|j| j as u32),
+            );
+            offsets.push(idx.len());
+        }
+        let y: Vec<f32> = (0..n)
+            .map(|i| if u[n * d + i] > 0.0 { 1.0 } else { -1.0 })
+            .collect();
+        let rows = SparseRows::new(&offsets, &idx, d).unwrap();
+        let mut words = vec![0u16; n * BitRows::words_per_row(d)];
+        BitRows::fill_from_sparse(&rows, &mut words).unwrap();
+        let prior = Laplace::new(1.0).unwrap();
+        let sparse = LogisticSparse::new(rows, &y, prior).unwrap();
+        let bits = LogisticBits::new(BitRows::new(&words, d).unwrap(), &y, prior).unwrap();
+        assert_eq!((bits.len(), bits.dim()), (n, d));
+        let theta = grid(&normals(d, seed + 100));
+        if d <= 16 {
+            check_gradients(&bits, &theta, &[0, 3, 7, 7, 20], 1e-3);
+        }
+        // A batch longer than one chunk of sixteen, with repeats.
+        let batch: Vec<usize> = (0..n).chain((0..n).rev()).step_by(3).collect();
+        let (mut gb, mut gs) = (vec![0.0f32; d], vec![0.0f32; d]);
+        bits.add_log_lik_grad(&theta, &batch, &mut gb);
+        sparse.add_log_lik_grad(&theta, &batch, &mut gs);
+        // The margins are summed in another order (a few ulps of Σ|θⱼ|), so each
+        // weight σ(·) moves by as much; the scatter-adds then sum the same weights.
+        let scale = batch.len() as f32 * theta.iter().map(|t| t.abs()).sum::<f32>();
+        for j in 0..d {
+            assert!(
+                (gb[j] - gs[j]).abs() <= 1e-6 * scale,
+                "d {d} j {j}: bits {} vs index rows {}",
+                gb[j],
+                gs[j]
+            );
+        }
+        let (lb, ls) = (bits.log_lik(&theta, &batch), sparse.log_lik(&theta, &batch));
+        assert!(
+            (lb - ls).abs() <= 1e-6 * scale as f64,
+            "d {d}: {lb} vs {ls}"
+        );
+        for i in [0, n / 2, n - 1] {
+            let (mb, ms) = (bits.margin(&theta, i), sparse.margin(&theta, i));
+            assert!(
+                (mb - ms).abs() <= 1e-6 * scale,
+                "d {d} row {i}: {mb} vs {ms}"
+            );
+        }
+        // An index past the end adds nothing (the estimators refuse such batches first).
+        let mut g = gb.clone();
+        bits.add_log_lik_grad(&theta, &[n, usize::MAX], &mut g);
+        assert_eq!(g, gb);
+        assert_eq!(bits.margin(&theta, n), 0.0);
+    }
 }
 
 #[test]

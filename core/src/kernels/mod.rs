@@ -1,5 +1,6 @@
-//! Pure numeric kernels on caller slices: dot, axpy, sparse-binary gather and scatter,
-//! and the fused Langevin update (eq. 4, and eq. 9 with a diagonal preconditioner).
+//! Pure numeric kernels on caller slices: dot, axpy, sparse-binary gather and scatter
+//! (rows as index lists or as bitmaps), and the fused Langevin update (eq. 4, and eq. 9
+//! with a diagonal preconditioner).
 //!
 //! The functions at this level check lengths (and sparse indices) once and return
 //! [`Error`] on a mismatch; they then call the SIMD implementation in [`simd`], or its
@@ -9,13 +10,15 @@
 //!
 //! With `u = 2⁻²⁴` (f32 unit roundoff) and `n` the length:
 //!
-//! * **dot**, **sparse_dot** sum in a different order from the twin (four accumulators,
-//!   fused multiply-add where the target has FMA). Both satisfy the standard bound
+//! * **dot**, **sparse_dot**, **bitmap_dots** sum in a different order from the twin
+//!   (several accumulators, fused multiply-add where the target has FMA). Both satisfy the standard bound
 //!   `|ŝ − s| ≤ γₙ · Σ|aᵢbᵢ|` with `γₙ = n·u / (1 − n·u)`, so they differ from each other
 //!   by at most `2γₙ · Σ|aᵢbᵢ|`.
 //! * **axpy** and the **Langevin updates** are element-wise; with FMA each element is
 //!   rounded once or twice instead of two or three times, so an element differs from the
 //!   twin by at most `2u · (Σ |terms|)`.
+//! * **sparse_axpy**, **bitmap_axpys** add to each element in the twin's order: they
+//!   agree with it bit for bit.
 //! * **NaN policy**: IEEE propagation, no checks inside the kernels: a NaN input gives
 //!   NaN in every output it reaches; `∞ − ∞` gives NaN. The sampler checks finiteness
 //!   around the kernels, not the kernels themselves.
@@ -113,6 +116,108 @@ pub fn sparse_dot(idx: &[u32], w: &[f32]) -> Result<f32, Error> {
 pub fn sparse_axpy(alpha: f32, idx: &[u32], y: &mut [f32]) -> Result<(), Error> {
     check_indices(idx, y.len())?;
     imp::sparse_axpy(alpha, idx, y);
+    Ok(())
+}
+
+/// Checks that a bitmap row (bit `j % 16` of word `j / 16` is feature `j`) sets no bit
+/// at or past `len`.
+pub fn check_bitmap(row: &[u16], len: usize) -> Result<(), Error> {
+    for (i, &w) in row.iter().enumerate() {
+        let first = 16 * i;
+        // The bits of this word that name features `≥ len`.
+        let outside = match len.saturating_sub(first) {
+            0 => w,
+            k if k < 16 => w >> k << k,
+            _ => 0,
+        };
+        if outside != 0 {
+            return Err(Error::IndexOutOfRange {
+                index: first + outside.trailing_zeros() as usize,
+                len,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Checks a table of bitmap rows (`stride ≥ 1` words each, a whole number of them) and
+/// the rows `rows` of it: each held by the table, and none setting a bit at or past
+/// `len`.
+fn check_bitmap_rows(
+    table: &[u16],
+    stride: usize,
+    rows: &[usize],
+    len: usize,
+) -> Result<(), Error> {
+    if stride == 0 {
+        return Err(Error::Empty {
+            what: "bitmap row stride",
+        });
+    }
+    if !table.len().is_multiple_of(stride) {
+        return Err(Error::InvalidParameter {
+            what: "bitmap table: its length must be a multiple of the stride",
+        });
+    }
+    let n = table.len() / stride;
+    for &i in rows {
+        match table
+            .get(i.saturating_mul(stride)..)
+            .and_then(|r| r.get(..stride))
+        {
+            Some(row) if i < n => check_bitmap(row, len)?,
+            _ => return Err(Error::IndexOutOfRange { index: i, len: n }),
+        }
+    }
+    Ok(())
+}
+
+/// Dot products of binary rows stored as bitmaps with `w`: `out[k] = Σ w[j]` over the
+/// bits `j` set in row `rows[k]` of `table`, whose rows are `stride` words each and
+/// whose feature `j` is bit `j % 16` of a row's word `j / 16`. This is `βᵀxₖ` for the
+/// rows of a batch whose values are all 0 or 1.
+///
+/// ```
+/// let w = [0.5, -1.0, 2.0, 4.0];
+/// let table = [0b0101u16, 0b1010]; // two rows of one word: features {0, 2} and {1, 3}
+/// let mut out = [0.0; 3];
+/// sgld::kernels::bitmap_dots(&table, 1, &[1, 0, 1], &w, &mut out)?;
+/// assert_eq!(out, [3.0, 2.5, 3.0]);
+/// # Ok::<(), sgld::Error>(())
+/// ```
+pub fn bitmap_dots(
+    table: &[u16],
+    stride: usize,
+    rows: &[usize],
+    w: &[f32],
+    out: &mut [f32],
+) -> Result<(), Error> {
+    check_len("out", rows.len(), out.len())?;
+    check_bitmap_rows(table, stride, rows, w.len())?;
+    imp::bitmap_dots(table, stride, rows, w, out);
+    Ok(())
+}
+
+/// Scatter-adds of scaled binary rows stored as bitmaps: `y[j] ← y[j] + alphas[k]` for
+/// every bit `j` set in row `rows[k]` of `table` (laid out as in [`bitmap_dots`]).
+///
+/// ```
+/// let table = [0b0101u16, 0b0110]; // features {0, 2} and {1, 2}
+/// let mut y = [0.0; 3];
+/// sgld::kernels::bitmap_axpys(&[1.0, 10.0], &table, 1, &[0, 1], &mut y)?;
+/// assert_eq!(y, [1.0, 10.0, 11.0]);
+/// # Ok::<(), sgld::Error>(())
+/// ```
+pub fn bitmap_axpys(
+    alphas: &[f32],
+    table: &[u16],
+    stride: usize,
+    rows: &[usize],
+    y: &mut [f32],
+) -> Result<(), Error> {
+    check_len("alphas", rows.len(), alphas.len())?;
+    check_bitmap_rows(table, stride, rows, y.len())?;
+    imp::bitmap_axpys(alphas, table, stride, rows, y);
     Ok(())
 }
 

@@ -43,6 +43,49 @@ pub fn sparse_axpy<I: SparseIndex>(alpha: f32, idx: &[I], y: &mut [f32]) {
     }
 }
 
+/// The bits set in a bitmap row below `len`, in increasing order (bit `j % 16` of word
+/// `j / 16`).
+fn set_bits(row: &[u16], len: usize) -> impl Iterator<Item = usize> + '_ {
+    row.iter()
+        .enumerate()
+        .flat_map(|(i, &w)| {
+            (0..16)
+                .filter(move |l| w >> l & 1 == 1)
+                .map(move |l| 16 * i + l)
+        })
+        .take_while(move |&j| j < len)
+}
+
+/// Row `i` of a table of `stride`-word rows, empty when the table does not hold it.
+fn table_row(table: &[u16], stride: usize, i: usize) -> &[u16] {
+    i.checked_mul(stride)
+        .and_then(|a| table.get(a..a.checked_add(stride)?))
+        .unwrap_or(&[])
+}
+
+/// `out[k] = Σ w[j]` over the bits `j` set in row `rows[k]` of `table`, left to right.
+pub fn bitmap_dots(table: &[u16], stride: usize, rows: &[usize], w: &[f32], out: &mut [f32]) {
+    for (&i, o) in rows.iter().zip(out.iter_mut()) {
+        let mut s = 0.0f32;
+        for j in set_bits(table_row(table, stride, i), w.len()) {
+            s += w.get(j).copied().unwrap_or(0.0);
+        }
+        *o = s;
+    }
+}
+
+/// `y[j] ← y[j] + alphas[k]` for every bit `j` set in row `rows[k]` of `table`, row by
+/// row.
+pub fn bitmap_axpys(alphas: &[f32], table: &[u16], stride: usize, rows: &[usize], y: &mut [f32]) {
+    for (&a, &i) in alphas.iter().zip(rows) {
+        for j in set_bits(table_row(table, stride, i), y.len()) {
+            if let Some(v) = y.get_mut(j) {
+                *v += a;
+            }
+        }
+    }
+}
+
 /// `θ ← θ + h·g + s·η` (eq. 4 with `h = ε/2`, `s = √ε`).
 pub fn langevin_update(theta: &mut [f32], grad: &[f32], noise: &[f32], h: f32, s: f32) {
     for ((t, g), e) in theta.iter_mut().zip(grad).zip(noise) {

@@ -126,6 +126,339 @@ pub fn sparse_axpy<I: SparseIndex>(alpha: f32, idx: &[I], y: &mut [f32]) {
     }
 }
 
+/// Words of a bitmap row that [`bitmap_dots`] and [`bitmap_axpys`] take at a time: eight
+/// vectors of sixteen floats (128 features), which stay in registers while every row
+/// of the batch passes over them.
+const BITMAP_BLOCK: usize = 8;
+
+/// `acc + v` in the lanes whose bit is set in `word`, `acc` in the others.
+///
+/// With AVX-512 this is one add under a mask register loaded straight from the word.
+/// `wide` has no mask registers, so that path goes through `safe_arch`, the crate
+/// `wide` itself is built on; other targets test the word's bits lane by lane.
+#[inline(always)]
+fn add_lanes(acc: f32x16, word: u16, v: f32x16) -> f32x16 {
+    #[cfg(all(
+        any(target_arch = "x86", target_arch = "x86_64"),
+        target_feature = "avx512f"
+    ))]
+    {
+        use safe_arch::{blend_varying_m512, m512};
+        cast(blend_varying_m512(
+            cast::<f32x16, m512>(acc),
+            cast::<f32x16, m512>(acc + v),
+            word,
+        ))
+    }
+    #[cfg(not(all(
+        any(target_arch = "x86", target_arch = "x86_64"),
+        target_feature = "avx512f"
+    )))]
+    {
+        // Bit `l` of a word in lane `l`.
+        const BIT_LANES: i32x16 = i32x16::new([
+            1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768,
+        ]);
+        let bits = i32x16::splat(i32::from(word)) & BIT_LANES;
+        let clear: f32x16 = cast(bits.simd_eq(i32x16::ZERO));
+        wide::Select::select(clear, acc, acc + v)
+    }
+}
+
+/// Row `i` of a table of bitmap rows, `stride` words each: empty when the table does not
+/// hold it.
+#[inline(always)]
+fn table_row(table: &[u16], stride: usize, i: usize) -> &[u16] {
+    i.checked_mul(stride)
+        .and_then(|a| table.get(a..a.checked_add(stride)?))
+        .unwrap_or(&[])
+}
+
+/// Words `first..first + N` of a bitmap row: the row's own when it has them all, else a
+/// copy in `pad` with zeros for those past its end.
+#[inline(always)]
+fn block_words<'a, const N: usize>(
+    row: &'a [u16],
+    first: usize,
+    pad: &'a mut [u16; N],
+) -> &'a [u16; N] {
+    if let Some(words) = row
+        .get(first..first.saturating_add(N))
+        .and_then(|s| s.try_into().ok())
+    {
+        return words;
+    }
+    *pad = [0; N];
+    for (w, &s) in pad.iter_mut().zip(row.get(first..).unwrap_or(&[])) {
+        *w = s;
+    }
+    pad
+}
+
+/// Up to sixteen floats of `xs` from `at`, zeros past its end (a plain vector load when
+/// all sixteen are there).
+#[inline(always)]
+fn load_upto(xs: &[f32], at: usize) -> f32x16 {
+    match xs.get(at..at.saturating_add(LANES)) {
+        Some(whole) => load(whole),
+        None => load_part(xs, at),
+    }
+}
+
+/// [`load_upto`] of fewer than sixteen floats: out of line, so that the loops over a
+/// row's vectors stay small enough to unroll and keep their vectors in registers.
+#[inline(never)]
+fn load_part(xs: &[f32], at: usize) -> f32x16 {
+    let mut buf = [0.0f32; LANES];
+    // Overlapping fixed-size moves: a slice copy of unknown length would call `memcpy`.
+    super::copy(&mut buf, xs.get(at..).unwrap_or(&[]));
+    f32x16::new(buf)
+}
+
+/// Stores the lanes of `v` that fall inside `xs` at `at..at + 16`.
+#[inline(always)]
+fn store_upto(v: f32x16, xs: &mut [f32], at: usize) {
+    match xs.get_mut(at..at.saturating_add(LANES)) {
+        Some(whole) => whole.copy_from_slice(&v.to_array()),
+        None => store_part(v, xs, at),
+    }
+}
+
+/// [`store_upto`] of fewer than sixteen floats, out of line as [`load_part`].
+#[inline(never)]
+fn store_part(v: f32x16, xs: &mut [f32], at: usize) {
+    super::copy(xs.get_mut(at..).unwrap_or(&mut []), &v.to_array());
+}
+
+/// Calls `$fixed::<W>` with the table as rows of `W` words when its stride `W` is at most
+/// [`BITMAP_BLOCK`], `$general` otherwise.
+macro_rules! by_stride {
+    ($table:expr, $stride:expr, $fixed:ident($($arg:expr),*), else $general:expr) => {
+        match $stride {
+            1 => $fixed::<1>($table.as_chunks::<1>().0, $($arg),*),
+            2 => $fixed::<2>($table.as_chunks::<2>().0, $($arg),*),
+            3 => $fixed::<3>($table.as_chunks::<3>().0, $($arg),*),
+            4 => $fixed::<4>($table.as_chunks::<4>().0, $($arg),*),
+            5 => $fixed::<5>($table.as_chunks::<5>().0, $($arg),*),
+            6 => $fixed::<6>($table.as_chunks::<6>().0, $($arg),*),
+            7 => $fixed::<7>($table.as_chunks::<7>().0, $($arg),*),
+            8 => $fixed::<8>($table.as_chunks::<8>().0, $($arg),*),
+            _ => $general,
+        }
+    };
+}
+
+/// `out[k] = Σ w[j]` over the bits `j` set in row `rows[k]` of `table` (rows of `stride`
+/// words; bit `j % 16` of a row's word `j / 16` is feature `j`): the dot products of
+/// binary rows stored as bitmaps with `w`. A row the table does not hold counts as
+/// zeros, and so do bits at or past `w.len()`.
+///
+/// `w` is held in vectors, eight at a time (128 features), while each row adds the
+/// lanes its words select: one masked add a word, where [`sparse_dot`] loads each
+/// feature on its own. Rows of up to eight words are read as arrays of their known
+/// length.
+#[inline]
+pub fn bitmap_dots(table: &[u16], stride: usize, rows: &[usize], w: &[f32], out: &mut [f32]) {
+    let n = rows.len().min(out.len());
+    let (rows, out) = (&rows[..n], &mut out[..n]);
+    by_stride!(table, stride, dots_fixed(rows, w, out), else dots_general(table, stride, rows, w, out))
+}
+
+/// [`bitmap_dots`] eight words of every row at a time.
+fn dots_general(table: &[u16], stride: usize, rows: &[usize], w: &[f32], out: &mut [f32]) {
+    out.fill(0.0);
+    let mut pad = [0u16; BITMAP_BLOCK];
+    for first in (0..stride).step_by(BITMAP_BLOCK) {
+        let wv: [f32x16; BITMAP_BLOCK] = wide_block(w, first);
+        for (&i, o) in rows.iter().zip(out.iter_mut()) {
+            let words = block_words(table_row(table, stride, i), first, &mut pad);
+            *o += masked_sum(words, &wv);
+        }
+    }
+}
+
+/// The vectors of `w` for words `first..first + N` (zeros past its end).
+#[inline(always)]
+fn wide_block<const N: usize>(w: &[f32], first: usize) -> [f32x16; N] {
+    let mut wv = [f32x16::ZERO; N];
+    for (c, v) in wv.iter_mut().enumerate() {
+        *v = load_upto(w, (first + c) * LANES);
+    }
+    wv
+}
+
+/// `Σ` over the lanes of `wv` that the words select, in two chains.
+#[inline(always)]
+fn masked_sum<const N: usize>(words: &[u16; N], wv: &[f32x16; N]) -> f32 {
+    let (mut even, mut odd) = (f32x16::ZERO, f32x16::ZERO);
+    for c in (0..N).step_by(2) {
+        even = add_lanes(even, words[c], wv[c]);
+        if c + 1 < N {
+            odd = add_lanes(odd, words[c + 1], wv[c + 1]);
+        }
+    }
+    (even + odd).reduce_add()
+}
+
+/// The mask of a row's last vector when the slice it covers ends inside that vector, at
+/// `(W − 1)·16 + shift` (`0 < shift < 16`): that vector is then read as the slice's last
+/// sixteen floats (no partial load), and its mask is the row's sixteen bits from bit
+/// `shift` of its second-to-last word on, less the `16 − shift` low ones, which the
+/// second-to-last vector already covers.
+#[inline(always)]
+fn tail_bits<const W: usize>(words: &[u16; W], shift: u32) -> u16 {
+    match words.as_slice() {
+        [.., lo, hi] => {
+            let window = ((u32::from(*hi) << 16 | u32::from(*lo)) >> shift) as u16;
+            window & (u16::MAX << (16 - shift))
+        }
+        _ => 0,
+    }
+}
+
+/// Sixteen floats of `xs` from `at` (zeros when they are not all there).
+#[inline(always)]
+fn load_whole(xs: &[f32], at: usize) -> f32x16 {
+    xs.get(at..at.saturating_add(LANES))
+        .map_or(f32x16::ZERO, load)
+}
+
+/// The `W` vectors of a slice of `len` floats for rows of `W` words, and the shift of
+/// [`tail_bits`] when the slice ends inside the last one (`(W − 1)·16 < len < W·16`);
+/// `None` when the slice ends earlier, for the general path.
+#[inline(always)]
+fn fixed_vectors<const W: usize>(xs: &[f32]) -> Option<([f32x16; W], u32)> {
+    let len = xs.len();
+    let mut v = [f32x16::ZERO; W];
+    if len >= W * LANES {
+        for (c, vc) in v.iter_mut().enumerate() {
+            *vc = load_whole(xs, c * LANES);
+        }
+        return Some((v, 0));
+    }
+    if W < 2 || len <= (W - 1) * LANES {
+        return None;
+    }
+    for (c, vc) in v.iter_mut().enumerate() {
+        *vc = load_whole(xs, if c + 1 < W { c * LANES } else { len - LANES });
+    }
+    Some((v, (len % LANES) as u32))
+}
+
+/// [`bitmap_dots`] on a table of rows of `W ≤ 8` words.
+#[inline(never)]
+fn dots_fixed<const W: usize>(table: &[[u16; W]], rows: &[usize], w: &[f32], out: &mut [f32]) {
+    match fixed_vectors::<W>(w) {
+        Some((wv, 0)) => bitmap_rows_dots::<W, false>(table, rows, &wv, 0, out),
+        Some((wv, shift)) => bitmap_rows_dots::<W, true>(table, rows, &wv, shift, out),
+        None => dots_general(table.as_flattened(), W, rows, w, out),
+    }
+}
+
+/// The rows' sums over `wv`; with `TAIL`, the last vector's mask is [`tail_bits`].
+#[inline(always)]
+fn bitmap_rows_dots<const W: usize, const TAIL: bool>(
+    table: &[[u16; W]],
+    rows: &[usize],
+    wv: &[f32x16; W],
+    shift: u32,
+    out: &mut [f32],
+) {
+    let zero = [0u16; W];
+    for (&i, o) in rows.iter().zip(out.iter_mut()) {
+        let words = table.get(i).unwrap_or(&zero);
+        let mut masks = *words;
+        if TAIL && let Some(last) = masks.last_mut() {
+            *last = tail_bits(words, shift);
+        }
+        *o = masked_sum(&masks, wv);
+    }
+}
+
+/// `y[j] ← y[j] + alphas[k]` for every bit `j` set in row `rows[k]` of `table` (rows of
+/// `stride` words, as in [`bitmap_dots`]): the scatter-adds of scaled binary rows stored
+/// as bitmaps. A row the table does not hold adds nothing, nor do bits at or past
+/// `y.len()`.
+///
+/// `y` is held in vectors, eight at a time, while every row adds its `alpha` to the
+/// lanes its words select, then stored once. Each element receives the rows' additions
+/// in row order, as in the twin, so the two agree bit for bit.
+#[inline]
+pub fn bitmap_axpys(alphas: &[f32], table: &[u16], stride: usize, rows: &[usize], y: &mut [f32]) {
+    let n = alphas.len().min(rows.len());
+    let (alphas, rows) = (&alphas[..n], &rows[..n]);
+    by_stride!(table, stride, axpys_fixed(alphas, rows, y), else axpys_general(alphas, table, stride, rows, y))
+}
+
+/// [`bitmap_axpys`] eight words of every row at a time.
+fn axpys_general(alphas: &[f32], table: &[u16], stride: usize, rows: &[usize], y: &mut [f32]) {
+    let mut pad = [0u16; BITMAP_BLOCK];
+    for first in (0..stride).step_by(BITMAP_BLOCK) {
+        let mut acc: [f32x16; BITMAP_BLOCK] = wide_block(y, first);
+        for (&alpha, &i) in alphas.iter().zip(rows) {
+            let words = block_words(table_row(table, stride, i), first, &mut pad);
+            masked_adds(&mut acc, words, alpha);
+        }
+        for (c, &v) in acc.iter().enumerate() {
+            store_upto(v, y, (first + c) * LANES);
+        }
+    }
+}
+
+/// `alpha` added to the lanes of `acc` that the words select.
+#[inline(always)]
+fn masked_adds<const N: usize>(acc: &mut [f32x16; N], words: &[u16; N], alpha: f32) {
+    let a = f32x16::splat(alpha);
+    for (v, &word) in acc.iter_mut().zip(words) {
+        *v = add_lanes(*v, word, a);
+    }
+}
+
+/// [`bitmap_axpys`] on a table of rows of `W ≤ 8` words.
+#[inline(never)]
+fn axpys_fixed<const W: usize>(table: &[[u16; W]], alphas: &[f32], rows: &[usize], y: &mut [f32]) {
+    match fixed_vectors::<W>(y) {
+        Some((acc, 0)) => axpys_rows::<W, false>(table, alphas, rows, acc, 0, y),
+        Some((acc, shift)) => axpys_rows::<W, true>(table, alphas, rows, acc, shift, y),
+        None => axpys_general(alphas, table.as_flattened(), W, rows, y),
+    }
+}
+
+/// The rows' additions to `acc`, then `acc` stored back into `y`; with `TAIL`, the last
+/// vector holds `y`'s last sixteen floats and its mask is [`tail_bits`]. It is stored
+/// first, so that the second-to-last vector, which holds the current values of the
+/// lanes they share, is written over it.
+#[inline(always)]
+fn axpys_rows<const W: usize, const TAIL: bool>(
+    table: &[[u16; W]],
+    alphas: &[f32],
+    rows: &[usize],
+    mut acc: [f32x16; W],
+    shift: u32,
+    y: &mut [f32],
+) {
+    for (&alpha, &i) in alphas.iter().zip(rows) {
+        if let Some(words) = table.get(i) {
+            let mut masks = *words;
+            if TAIL && let Some(last) = masks.last_mut() {
+                *last = tail_bits(words, shift);
+            }
+            masked_adds(&mut acc, &masks, alpha);
+        }
+    }
+    let len = y.len();
+    for (c, v) in acc.iter().enumerate().rev() {
+        let at = if TAIL && c + 1 == W {
+            len - LANES
+        } else {
+            c * LANES
+        };
+        if let Some(out) = y.get_mut(at..at + LANES) {
+            out.copy_from_slice(&v.to_array());
+        }
+    }
+}
+
 /// The Langevin update in place, eq. 4: `θ ← θ + (ε/2)·g + √ε·η`, given `h = ε/2`
 /// and `s = √ε`.
 pub fn langevin_update(theta: &mut [f32], grad: &[f32], noise: &[f32], h: f32, s: f32) {

@@ -14,7 +14,7 @@ mod prior;
 
 pub use gaussian_mean::GaussianMean;
 pub use linreg::LinearRegression;
-pub use logistic::{LogisticDense, LogisticSparse, SparseRows};
+pub use logistic::{BitRows, LogisticBits, LogisticDense, LogisticSparse, SparseRows};
 pub use mixture::TiedMixture;
 pub use mlp::{Mlp, Noise};
 pub use prior::{Flat, Gaussian, Laplace, Prior};
