@@ -1,12 +1,13 @@
 //! Sparse binary logistic regression: the sparse-row and model constructors refuse bad
-//! offsets, indices and labels; the gradient equals the dense model's on the same rows.
+//! offsets, indices and labels; the gradient equals the dense model's on the same rows,
+//! and the bitmap model's when no row repeats a feature.
 #![no_main]
 #[path = "common/mod.rs"]
 mod common;
 
 use libfuzzer_sys::fuzz_target;
 use sgld::gradient::MiniBatch;
-use sgld::models::{Laplace, LogisticDense, LogisticSparse, SparseRows};
+use sgld::models::{BitRows, Laplace, LogisticBits, LogisticDense, LogisticSparse, SparseRows};
 
 /// The fuzzer's input, taken apart below.
 type Input = (u8, Vec<u8>, Vec<u32>, Vec<bool>, Vec<f32>, Vec<u16>, f32);
@@ -62,6 +63,32 @@ fuzz_target!(|input: Input| {
                 grad[j],
                 g2[j]
             );
+        }
+    }
+    // The same rows as bitmaps, which hold each feature once: the same gradient when no
+    // row repeats a feature (the margins are summed in another order).
+    let distinct = (0..n).all(|i| {
+        let r = rows.row(i);
+        r.iter().enumerate().all(|(a, j)| !r[..a].contains(j))
+    });
+    let mut words = vec![0u16; n * BitRows::words_per_row(d)];
+    if d > 0 && distinct && BitRows::fill_from_sparse(&rows, &mut words).is_ok() {
+        let bits = LogisticBits::new(BitRows::new(&words, d).unwrap(), &y, prior).unwrap();
+        let mut g3 = vec![0.0f32; d];
+        let got = MiniBatch::new(&bits).gradient(&theta, &batch, &mut g3);
+        assert_eq!(got.is_ok(), valid);
+        if valid && theta.iter().all(|t| t.abs() <= 100.0) {
+            let s = n as f32 / batch.len() as f32;
+            let tol =
+                1e-4 * s * batch.len() as f32 * (1.0 + theta.iter().map(|t| t.abs()).sum::<f32>());
+            for j in 0..d {
+                assert!(
+                    (grad[j] - g3[j]).abs() <= tol,
+                    "index rows {} vs bitmaps {}",
+                    grad[j],
+                    g3[j]
+                );
+            }
         }
     }
 });
