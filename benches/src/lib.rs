@@ -46,6 +46,14 @@ impl A9aShape {
         self.y.len()
     }
 
+    /// The rows as bitmaps, [`sgld::models::BitRows::words_per_row`] words each.
+    pub fn bitmaps(&self) -> Vec<u16> {
+        let rows = sgld::models::SparseRows::new(&self.offsets, &self.indices, self.d).unwrap();
+        let mut words = vec![0u16; self.len() * sgld::models::BitRows::words_per_row(self.d)];
+        sgld::models::BitRows::fill_from_sparse(&rows, &mut words).unwrap();
+        words
+    }
+
     /// Never true.
     pub fn is_empty(&self) -> bool {
         self.y.is_empty()

@@ -109,6 +109,72 @@ fn sparse(c: &mut Criterion) {
     g.finish();
 }
 
+fn bitmap(c: &mut Criterion) {
+    let mut g = c.benchmark_group("bitmap");
+    for n in LENGTHS {
+        // A batch of ten rows of a table of 256, a9a-like: about 11% of the features set.
+        let stride = n.div_ceil(16);
+        let mut table = vec![0u16; 256 * stride];
+        for (k, word) in table.iter_mut().enumerate() {
+            let row = k / stride;
+            for bit in 0..16 {
+                let j = 16 * (k % stride) + bit;
+                if j < n && (j * 7 + row * 13) % 9 == 0 {
+                    *word |= 1 << bit;
+                }
+            }
+        }
+        let rows: Vec<usize> = (0..10).map(|k| k * 25 + 3).collect();
+        let set: u32 = rows
+            .iter()
+            .flat_map(|&i| &table[i * stride..(i + 1) * stride])
+            .map(|w| w.count_ones())
+            .sum();
+        let w = data(n, 8);
+        let mut y = data(n, 9);
+        let alphas = data(10, 10);
+        // Sanity check: the twins agree.
+        let (mut ds, mut dr) = ([0.0f32; 10], [0.0f32; 10]);
+        simd::bitmap_dots(&table, stride, &rows, &w, &mut ds);
+        reference::bitmap_dots(&table, stride, &rows, &w, &mut dr);
+        for (a, b) in ds.iter().zip(&dr) {
+            assert!(
+                (a - b).abs() <= 1e-4 * (1.0 + b.abs()),
+                "bitmap_dots {a} vs {b}"
+            );
+        }
+        let mut out = [0.0f32; 10];
+        g.throughput(Throughput::Elements(set.into()));
+        g.bench_with_input(BenchmarkId::new("dots_simd", n), &n, |bch, _| {
+            bch.iter(|| {
+                simd::bitmap_dots(black_box(&table), stride, black_box(&rows), &w, &mut out)
+            })
+        });
+        g.bench_with_input(BenchmarkId::new("dots_scalar", n), &n, |bch, _| {
+            bch.iter(|| {
+                reference::bitmap_dots(black_box(&table), stride, black_box(&rows), &w, &mut out)
+            })
+        });
+        g.bench_with_input(BenchmarkId::new("axpys_simd", n), &n, |bch, _| {
+            bch.iter(|| {
+                simd::bitmap_axpys(black_box(&alphas), &table, stride, &rows, black_box(&mut y))
+            })
+        });
+        g.bench_with_input(BenchmarkId::new("axpys_scalar", n), &n, |bch, _| {
+            bch.iter(|| {
+                reference::bitmap_axpys(
+                    black_box(&alphas),
+                    &table,
+                    stride,
+                    &rows,
+                    black_box(&mut y),
+                )
+            })
+        });
+    }
+    g.finish();
+}
+
 fn propose_and_check(c: &mut Criterion) {
     let mut g = c.benchmark_group("propose_and_check");
     for n in LENGTHS {
@@ -509,6 +575,7 @@ criterion_group!(
     langevin,
     propose_and_check,
     sparse,
+    bitmap,
     sigmoid,
     f64_kernels
 );

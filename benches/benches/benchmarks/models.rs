@@ -1,11 +1,14 @@
-//! Model gradients at the workloads' shapes: a9a sparse and dense (batch 10 and 100),
+//! Model gradients at the workloads' shapes: a9a as index rows, bitmaps and dense (batch
+//! 10 and 100),
 //! the §5.1 mixture (batch 1) and ICA's natural gradient (10 × 10, batch 100).
 
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group};
 use sgld::ica::Ica;
-use sgld::models::{Laplace, LogisticDense, LogisticSparse, Model, SparseRows, TiedMixture};
+use sgld::models::{
+    BitRows, Laplace, LogisticBits, LogisticDense, LogisticSparse, Model, SparseRows, TiedMixture,
+};
 use sgld::noise::default_rng;
 use sgld_benches::{A9aShape, batches, ica_rows};
 
@@ -15,6 +18,8 @@ fn logistic(c: &mut Criterion) {
     let prior = Laplace::new(1.0).unwrap();
     let sparse = LogisticSparse::new(rows, &data.y, prior).unwrap();
     let dense = LogisticDense::new(&data.dense, &data.y, data.d, prior).unwrap();
+    let words = data.bitmaps();
+    let bits = LogisticBits::new(BitRows::new(&words, data.d).unwrap(), &data.y, prior).unwrap();
     let mut rng = default_rng(5);
     let theta: Vec<f32> = (0..data.d)
         .map(|j| ((j * 37 % 17) as f32 - 8.0) * 0.05)
@@ -34,6 +39,14 @@ fn logistic(c: &mut Criterion) {
                 "sparse {a} vs dense {b}"
             );
         }
+        gd.fill(0.0);
+        bits.add_log_lik_grad(&theta, &bs[0], &mut gd);
+        for (a, b) in g.iter().zip(&gd) {
+            assert!(
+                (a - b).abs() <= 1e-4 * (1.0 + b.abs()),
+                "sparse {a} vs bitmaps {b}"
+            );
+        }
         group.throughput(Throughput::Elements(size as u64));
         let mut k = 0;
         group.bench_with_input(BenchmarkId::new("a9a_sparse", size), &size, |b, _| {
@@ -41,6 +54,14 @@ fn logistic(c: &mut Criterion) {
                 k = (k + 1) % bs.len();
                 g.fill(0.0);
                 sparse.add_log_lik_grad(black_box(&theta), &bs[k], &mut g);
+                black_box(&g);
+            })
+        });
+        group.bench_with_input(BenchmarkId::new("a9a_bits", size), &size, |b, _| {
+            b.iter(|| {
+                k = (k + 1) % bs.len();
+                g.fill(0.0);
+                bits.add_log_lik_grad(black_box(&theta), &bs[k], &mut g);
                 black_box(&g);
             })
         });

@@ -1,5 +1,5 @@
 //! Whole SGLD steps: sparse logistic regression at the a9a shape (d = 124, 14 non-zeros
-//! per row, batch 10), the §5.1 mixture (d = 2, batch 1) and ICA (10 × 10, batch 100);
+//! per row, batch 10; rows as index lists and as bitmaps), the §5.1 mixture (d = 2, batch 1) and ICA (10 × 10, batch 100);
 //! and the mixture's arithmetic alone, as one chain in registers.
 
 use std::hint::black_box;
@@ -7,7 +7,7 @@ use std::hint::black_box;
 use criterion::{Criterion, Throughput, criterion_group};
 use sgld::gradient::MiniBatch;
 use sgld::ica::Ica;
-use sgld::models::{Laplace, LogisticSparse, SparseRows, TiedMixture};
+use sgld::models::{BitRows, Laplace, LogisticBits, LogisticSparse, SparseRows, TiedMixture};
 use sgld::{Sgld, noise::default_rng};
 use sgld_benches::{A9aShape, ica_rows};
 use sgld_harness::bench::MixtureChain;
@@ -26,6 +26,19 @@ fn a9a_like(c: &mut Criterion) {
     let mut g = c.benchmark_group("sgld_step");
     g.throughput(Throughput::Elements(1));
     g.bench_function("a9a_shape_sparse_batch10", |b| {
+        b.iter(|| {
+            sgld::gradient::sample_batch(&mut rng, n, &mut batch).unwrap();
+            let info = Sgld::new()
+                .step(&mut state, &est, &batch, 1e-4, &mut rng)
+                .unwrap();
+            black_box(info)
+        })
+    });
+    let words = data.bitmaps();
+    let rows = BitRows::new(&words, d).unwrap();
+    let model = LogisticBits::new(rows, &data.y, Laplace::new(1.0).unwrap()).unwrap();
+    let est = MiniBatch::new(&model);
+    g.bench_function("a9a_shape_bits_batch10", |b| {
         b.iter(|| {
             sgld::gradient::sample_batch(&mut rng, n, &mut batch).unwrap();
             let info = Sgld::new()

@@ -323,35 +323,31 @@ fn load_whole(xs: &[f32], at: usize) -> f32x16 {
         .map_or(f32x16::ZERO, load)
 }
 
-/// The `W` vectors of a slice of `len` floats for rows of `W` words, and the shift of
-/// [`tail_bits`] when the slice ends inside the last one (`(W − 1)·16 < len < W·16`);
-/// `None` when the slice ends earlier, for the general path.
+/// The `W` vectors of a slice for rows of `W` words, and the shift of [`tail_bits`] when
+/// the slice ends inside the last one and is at least a vector long (`(W − 1)·16 < len <
+/// W·16`), else 0 (vectors past the slice's end are zero-filled).
 #[inline(always)]
-fn fixed_vectors<const W: usize>(xs: &[f32]) -> Option<([f32x16; W], u32)> {
+fn fixed_vectors<const W: usize>(xs: &[f32]) -> ([f32x16; W], u32) {
     let len = xs.len();
     let mut v = [f32x16::ZERO; W];
-    if len >= W * LANES {
+    if W >= 2 && len > (W - 1) * LANES && len < W * LANES {
         for (c, vc) in v.iter_mut().enumerate() {
-            *vc = load_whole(xs, c * LANES);
+            *vc = load_whole(xs, if c + 1 < W { c * LANES } else { len - LANES });
         }
-        return Some((v, 0));
-    }
-    if W < 2 || len <= (W - 1) * LANES {
-        return None;
+        return (v, (len % LANES) as u32);
     }
     for (c, vc) in v.iter_mut().enumerate() {
-        *vc = load_whole(xs, if c + 1 < W { c * LANES } else { len - LANES });
+        *vc = load_upto(xs, c * LANES);
     }
-    Some((v, (len % LANES) as u32))
+    (v, 0)
 }
 
 /// [`bitmap_dots`] on a table of rows of `W ≤ 8` words.
 #[inline(never)]
 fn dots_fixed<const W: usize>(table: &[[u16; W]], rows: &[usize], w: &[f32], out: &mut [f32]) {
     match fixed_vectors::<W>(w) {
-        Some((wv, 0)) => bitmap_rows_dots::<W, false>(table, rows, &wv, 0, out),
-        Some((wv, shift)) => bitmap_rows_dots::<W, true>(table, rows, &wv, shift, out),
-        None => dots_general(table.as_flattened(), W, rows, w, out),
+        (wv, 0) => bitmap_rows_dots::<W, false>(table, rows, &wv, 0, out),
+        (wv, shift) => bitmap_rows_dots::<W, true>(table, rows, &wv, shift, out),
     }
 }
 
@@ -418,9 +414,8 @@ fn masked_adds<const N: usize>(acc: &mut [f32x16; N], words: &[u16; N], alpha: f
 #[inline(never)]
 fn axpys_fixed<const W: usize>(table: &[[u16; W]], alphas: &[f32], rows: &[usize], y: &mut [f32]) {
     match fixed_vectors::<W>(y) {
-        Some((acc, 0)) => axpys_rows::<W, false>(table, alphas, rows, acc, 0, y),
-        Some((acc, shift)) => axpys_rows::<W, true>(table, alphas, rows, acc, shift, y),
-        None => axpys_general(alphas, table.as_flattened(), W, rows, y),
+        (acc, 0) => axpys_rows::<W, false>(table, alphas, rows, acc, 0, y),
+        (acc, shift) => axpys_rows::<W, true>(table, alphas, rows, acc, shift, y),
     }
 }
 
@@ -447,15 +442,13 @@ fn axpys_rows<const W: usize, const TAIL: bool>(
         }
     }
     let len = y.len();
-    for (c, v) in acc.iter().enumerate().rev() {
+    for (c, &v) in acc.iter().enumerate().rev() {
         let at = if TAIL && c + 1 == W {
             len - LANES
         } else {
             c * LANES
         };
-        if let Some(out) = y.get_mut(at..at + LANES) {
-            out.copy_from_slice(&v.to_array());
-        }
+        store_upto(v, y, at);
     }
 }
 
