@@ -27,6 +27,7 @@ pub trait GradientEstimator {
 }
 
 /// Checks a mini-batch against a data set of `n_data` items: non-empty, in range.
+#[inline]
 pub fn check_batch(batch: &[usize], n_data: usize) -> Result<(), Error> {
     if batch.is_empty() {
         return Err(Error::EmptyBatch);

@@ -35,6 +35,7 @@ fn store(v: f32x16, out: &mut [f32]) {
 }
 
 /// `Σ aᵢ·bᵢ` with four vector accumulators and fused multiply-add where the target has it.
+#[inline]
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     let n = a.len().min(b.len());
     let (a, b) = (&a[..n], &b[..n]);
@@ -479,6 +480,7 @@ pub fn langevin_propose(theta: &[f32], grad: &[f32], noise: &mut [f32], h: f32, 
 /// [`langevin_propose`] with its checks in the same pass: writes `η ← θ + h·g + s·η`
 /// and returns `Σ η²` over the noise it read and whether every proposed value is
 /// finite (what a sampler reports and checks before accepting the proposal).
+#[inline]
 pub fn langevin_propose_checked(
     theta: &[f32],
     grad: &[f32],
@@ -572,6 +574,7 @@ pub fn langevin_update_precond(
 
 /// `out[i] ← σ(z[i]) = 1/(1 + e^{−z[i]})`, sixteen at a time with `wide`'s `exp`
 /// (within 2 ulps of libm's); `σ(−∞) = 0`, `σ(+∞) = 1`, NaN stays NaN.
+#[inline]
 pub fn sigmoid(z: &[f32], out: &mut [f32]) {
     let one = f32x16::splat(1.0);
     let mut zc = z.chunks_exact(LANES);

@@ -218,6 +218,7 @@ impl Sgld {
     /// empty batch, an index `≥ N`, or an estimator of another dimension. A non-finite
     /// gradient or proposal is not an error of the input: the step is refused, θ kept,
     /// and [`StepInfo::non_finite`] set.
+    #[inline]
     pub fn step<E, R>(
         &self,
         state: &mut SgldState<'_>,
