@@ -7,25 +7,42 @@ use std::hint::black_box;
 use criterion::{Criterion, Throughput, criterion_group};
 use sgld::gradient::MiniBatch;
 use sgld::ica::Ica;
-use sgld::models::{BitRows, Laplace, LogisticBits, LogisticSparse, SparseRows, TiedMixture};
+use sgld::models::{
+    BitRows, Laplace, LogisticBits, LogisticSparse, Model, SparseRows, TiedMixture,
+};
 use sgld::{Sgld, noise::default_rng};
 use sgld_benches::{A9aShape, ica_rows};
 use sgld_harness::bench::MixtureChain;
 
 fn a9a_like(c: &mut Criterion) {
     let data = A9aShape::new();
-    let (n, d) = (data.len(), data.d);
-    let mut rng = default_rng(3);
+    let d = data.d;
+    let prior = Laplace::new(1.0).unwrap();
     let rows = SparseRows::new(&data.offsets, &data.indices, d).unwrap();
-    let model = LogisticSparse::new(rows, &data.y, Laplace::new(1.0).unwrap()).unwrap();
-    let est = MiniBatch::new(&model);
+    let by_index = LogisticSparse::new(rows, &data.y, prior).unwrap();
+    let words = data.bitmaps();
+    let bits = LogisticBits::new(BitRows::new(&words, d).unwrap(), &data.y, prior).unwrap();
+    let mut g = c.benchmark_group("sgld_step");
+    g.throughput(Throughput::Elements(1));
+    a9a_steps(&mut g, "a9a_shape_sparse_batch10", &by_index);
+    a9a_steps(&mut g, "a9a_shape_bits_batch10", &bits);
+    g.finish();
+}
+
+/// SGLD steps of `model` from θ = 0, each on a fresh batch of ten.
+fn a9a_steps<M: Model>(
+    g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    model: &M,
+) {
+    let (n, d) = (model.len(), model.dim());
+    let est = MiniBatch::new(model);
+    let mut rng = default_rng(3);
     let mut theta = vec![0.0f32; d];
     let mut scratch = vec![0.0f32; Sgld::scratch_len(d)];
     let mut state = Sgld::init(&mut theta, &mut scratch).unwrap();
     let mut batch = [0usize; 10];
-    let mut g = c.benchmark_group("sgld_step");
-    g.throughput(Throughput::Elements(1));
-    g.bench_function("a9a_shape_sparse_batch10", |b| {
+    g.bench_function(name, |b| {
         b.iter(|| {
             sgld::gradient::sample_batch(&mut rng, n, &mut batch).unwrap();
             let info = Sgld::new()
@@ -34,20 +51,6 @@ fn a9a_like(c: &mut Criterion) {
             black_box(info)
         })
     });
-    let words = data.bitmaps();
-    let rows = BitRows::new(&words, d).unwrap();
-    let model = LogisticBits::new(rows, &data.y, Laplace::new(1.0).unwrap()).unwrap();
-    let est = MiniBatch::new(&model);
-    g.bench_function("a9a_shape_bits_batch10", |b| {
-        b.iter(|| {
-            sgld::gradient::sample_batch(&mut rng, n, &mut batch).unwrap();
-            let info = Sgld::new()
-                .step(&mut state, &est, &batch, 1e-4, &mut rng)
-                .unwrap();
-            black_box(info)
-        })
-    });
-    g.finish();
 }
 
 fn mixture(c: &mut Criterion) {

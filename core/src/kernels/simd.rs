@@ -347,14 +347,14 @@ fn fixed_vectors<const W: usize>(xs: &[f32]) -> ([f32x16; W], u32) {
 #[inline(never)]
 fn dots_fixed<const W: usize>(table: &[[u16; W]], rows: &[usize], w: &[f32], out: &mut [f32]) {
     match fixed_vectors::<W>(w) {
-        (wv, 0) => bitmap_rows_dots::<W, false>(table, rows, &wv, 0, out),
-        (wv, shift) => bitmap_rows_dots::<W, true>(table, rows, &wv, shift, out),
+        (wv, 0) => dots_masked::<W, false>(table, rows, &wv, 0, out),
+        (wv, shift) => dots_masked::<W, true>(table, rows, &wv, shift, out),
     }
 }
 
 /// The rows' sums over `wv`; with `TAIL`, the last vector's mask is [`tail_bits`].
 #[inline(always)]
-fn bitmap_rows_dots<const W: usize, const TAIL: bool>(
+fn dots_masked<const W: usize, const TAIL: bool>(
     table: &[[u16; W]],
     rows: &[usize],
     wv: &[f32x16; W],
@@ -415,8 +415,8 @@ fn masked_adds<const N: usize>(acc: &mut [f32x16; N], words: &[u16; N], alpha: f
 #[inline(never)]
 fn axpys_fixed<const W: usize>(table: &[[u16; W]], alphas: &[f32], rows: &[usize], y: &mut [f32]) {
     match fixed_vectors::<W>(y) {
-        (acc, 0) => axpys_rows::<W, false>(table, alphas, rows, acc, 0, y),
-        (acc, shift) => axpys_rows::<W, true>(table, alphas, rows, acc, shift, y),
+        (acc, 0) => axpys_masked::<W, false>(table, alphas, rows, acc, 0, y),
+        (acc, shift) => axpys_masked::<W, true>(table, alphas, rows, acc, shift, y),
     }
 }
 
@@ -425,7 +425,7 @@ fn axpys_fixed<const W: usize>(table: &[[u16; W]], alphas: &[f32], rows: &[usize
 /// first, so that the second-to-last vector, which holds the current values of the
 /// lanes they share, is written over it.
 #[inline(always)]
-fn axpys_rows<const W: usize, const TAIL: bool>(
+fn axpys_masked<const W: usize, const TAIL: bool>(
     table: &[[u16; W]],
     alphas: &[f32],
     rows: &[usize],

@@ -187,6 +187,19 @@ impl<'a, I: SparseIndex> SparseRows<'a, I> {
 /// Rows per chunk of the sparse gradient (one SIMD vector of weights).
 const ROWS: usize = crate::kernels::LANES;
 
+/// The weights `yₖ σ(−yₖ zₖ)` of a chunk's rows from their labels and margins `zₖ = βᵀxₖ`,
+/// all sixteen lanes in one vector pass (a lane without a row has `y = 0`: weight 0).
+#[inline(always)]
+fn weights(y: &[f32; ROWS], margins: &[f32; ROWS]) -> [f32; ROWS] {
+    let z: [f32; ROWS] = core::array::from_fn(|k| -y[k] * margins[k]);
+    let mut c = [0.0f32; ROWS];
+    imp::sigmoid(&z, &mut c);
+    for (ck, &yk) in c.iter_mut().zip(y) {
+        *ck *= yk;
+    }
+    c
+}
+
 /// Logistic regression on sparse binary rows (indices of any [`SparseIndex`] type).
 #[derive(Debug, Clone, Copy)]
 pub struct LogisticSparse<'a, P, I = u32> {
@@ -250,14 +263,11 @@ impl<P: Prior, I: SparseIndex> Model for LogisticSparse<'_, P, I> {
                     .fold(0usize, |t, r| t ^ r.first().map_or(0, |&j| j.index())),
             );
             for k in 0..chunk.len() {
-                z[k] = -y[k] * imp::sparse_dot(rows[k], theta);
+                z[k] = imp::sparse_dot(rows[k], theta);
             }
-            // All sixteen lanes (the unused ones hold σ(0)): one whole vector, no ragged
-            // copy in and out.
-            let mut c = [0.0f32; ROWS];
-            imp::sigmoid(&z, &mut c);
+            let c = weights(&y, &z);
             for k in 0..chunk.len() {
-                imp::sparse_axpy(y[k] * c[k], rows[k], grad);
+                imp::sparse_axpy(c[k], rows[k], grad);
             }
         }
     }
@@ -463,15 +473,7 @@ impl<P: Prior> Model for LogisticBits<'_, P> {
             }
             let mut z = [0.0f32; ROWS];
             imp::bitmap_dots(table, stride, chunk, theta, &mut z[..n]);
-            for (zk, &yk) in z.iter_mut().zip(&y) {
-                *zk *= -yk;
-            }
-            // All sixteen lanes (the unused ones hold σ(0)), as in LogisticSparse.
-            let mut c = [0.0f32; ROWS];
-            imp::sigmoid(&z, &mut c);
-            for (ck, &yk) in c.iter_mut().zip(&y) {
-                *ck *= yk;
-            }
+            let c = weights(&y, &z);
             imp::bitmap_axpys(&c[..n], table, stride, chunk, grad);
         }
     }
