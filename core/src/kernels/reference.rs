@@ -7,6 +7,23 @@
 
 use super::SparseIndex;
 
+/// `a·b + c` as the SIMD kernels' `mul_add` rounds it: once where the target fuses
+/// multiply-adds (x86 with FMA, aarch64), twice otherwise — so the twins whose contract
+/// is bit-identity keep it on every target.
+#[inline(always)]
+fn mul_add(a: f32, b: f32, c: f32) -> f32 {
+    const FUSED: bool = cfg!(all(
+        any(target_arch = "x86", target_arch = "x86_64"),
+        target_feature = "sse2",
+        target_feature = "fma"
+    )) || cfg!(all(target_arch = "aarch64", target_feature = "neon"));
+    if FUSED {
+        libm::fmaf(a, b, c)
+    } else {
+        a * b + c
+    }
+}
+
 /// `Σ aᵢ·bᵢ`, left to right.
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     let mut s = 0.0f32;
@@ -287,8 +304,7 @@ pub fn project_rows_f32(w: &[f32], d: usize, rows: &[&[f32]; 8], out: &mut [f32]
     }
     for i in 0..d {
         for (q, row) in rows.iter().enumerate() {
-            out[i * stride + q] =
-                (0..d).fold(0.0f32, |acc, k| libm::fmaf(w[i * d + k], row[k], acc));
+            out[i * stride + q] = (0..d).fold(0.0f32, |acc, k| mul_add(w[i * d + k], row[k], acc));
         }
     }
 }
@@ -333,8 +349,8 @@ pub fn project_batch_f32(
                 Some(row) => wi
                     .iter()
                     .zip(row)
-                    .fold(0.0f32, |acc, (&wk, &xk)| libm::fmaf(wk, xk, acc)),
-                None => wi.iter().fold(0.0f32, |acc, &wk| libm::fmaf(wk, 0.0, acc)),
+                    .fold(0.0f32, |acc, (&wk, &xk)| mul_add(wk, xk, acc)),
+                None => wi.iter().fold(0.0f32, |acc, &wk| mul_add(wk, 0.0, acc)),
             };
         }
     }
