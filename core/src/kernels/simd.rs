@@ -317,30 +317,31 @@ fn tail_bits<const W: usize>(words: &[u16; W], shift: u32) -> u16 {
     }
 }
 
-/// Sixteen floats of `xs` from `at` (zeros when they are not all there).
-#[inline(always)]
-fn load_whole(xs: &[f32], at: usize) -> f32x16 {
-    xs.get(at..at.saturating_add(LANES))
-        .map_or(f32x16::ZERO, load)
-}
-
 /// The `W` vectors of a slice for rows of `W` words, and the shift of [`tail_bits`] when
 /// the slice ends inside the last one and is at least a vector long (`(W − 1)·16 < len <
 /// W·16`), else 0 (vectors past the slice's end are zero-filled).
 #[inline(always)]
 fn fixed_vectors<const W: usize>(xs: &[f32]) -> ([f32x16; W], u32) {
     let len = xs.len();
-    let mut v = [f32x16::ZERO; W];
     if W >= 2 && len > (W - 1) * LANES && len < W * LANES {
+        let mut v = [f32x16::ZERO; W];
         for (c, vc) in v.iter_mut().enumerate() {
-            *vc = load_whole(xs, if c + 1 < W { c * LANES } else { len - LANES });
+            *vc = load_upto(xs, if c + 1 < W { c * LANES } else { len - LANES });
         }
         return (v, (len % LANES) as u32);
     }
-    for (c, vc) in v.iter_mut().enumerate() {
-        *vc = load_upto(xs, c * LANES);
+    (wide_block(xs, 0), 0)
+}
+
+/// A row's words as the masks of its `W` vectors: with `TAIL`, the last one is
+/// [`tail_bits`].
+#[inline(always)]
+fn row_masks<const W: usize, const TAIL: bool>(words: &[u16; W], shift: u32) -> [u16; W] {
+    let mut masks = *words;
+    if TAIL && let Some(last) = masks.last_mut() {
+        *last = tail_bits(words, shift);
     }
-    (v, 0)
+    masks
 }
 
 /// [`bitmap_dots`] on a table of rows of `W ≤ 8` words.
@@ -363,11 +364,7 @@ fn dots_masked<const W: usize, const TAIL: bool>(
 ) {
     let zero = [0u16; W];
     for (&i, o) in rows.iter().zip(out.iter_mut()) {
-        let words = table.get(i).unwrap_or(&zero);
-        let mut masks = *words;
-        if TAIL && let Some(last) = masks.last_mut() {
-            *last = tail_bits(words, shift);
-        }
+        let masks = row_masks::<W, TAIL>(table.get(i).unwrap_or(&zero), shift);
         *o = masked_sum(&masks, wv);
     }
 }
@@ -435,11 +432,7 @@ fn axpys_masked<const W: usize, const TAIL: bool>(
 ) {
     for (&alpha, &i) in alphas.iter().zip(rows) {
         if let Some(words) = table.get(i) {
-            let mut masks = *words;
-            if TAIL && let Some(last) = masks.last_mut() {
-                *last = tail_bits(words, shift);
-            }
-            masked_adds(&mut acc, &masks, alpha);
+            masked_adds(&mut acc, &row_masks::<W, TAIL>(words, shift), alpha);
         }
     }
     let len = y.len();

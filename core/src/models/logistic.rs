@@ -187,6 +187,15 @@ impl<'a, I: SparseIndex> SparseRows<'a, I> {
 /// Rows per chunk of the sparse gradient (one SIMD vector of weights).
 const ROWS: usize = crate::kernels::LANES;
 
+/// `Σ log σ(yᵢ zᵢ)` over the batch in f64, from the rows' margins `zᵢ` (an index past
+/// the end adds nothing).
+fn log_lik(y: &[f32], batch: &[usize], margin: impl Fn(usize) -> f32) -> f64 {
+    batch
+        .iter()
+        .filter_map(|&i| Some(log_sigmoid_f64(*y.get(i)? as f64 * margin(i) as f64)))
+        .sum()
+}
+
 /// The weights `yₖ σ(−yₖ zₖ)` of a chunk's rows from their labels and margins `zₖ = βᵀxₖ`,
 /// all sixteen lanes in one vector pass (a lane without a row has `y = 0`: weight 0).
 #[inline(always)]
@@ -275,14 +284,7 @@ impl<P: Prior, I: SparseIndex> Model for LogisticSparse<'_, P, I> {
         self.prior.log_density(theta)
     }
     fn log_lik(&self, theta: &[f32], batch: &[usize]) -> f64 {
-        batch
-            .iter()
-            .filter_map(|&i| {
-                let y = *self.y.get(i)?;
-                let z = imp::sparse_dot(self.rows.row(i), theta);
-                Some(log_sigmoid_f64(y as f64 * z as f64))
-            })
-            .sum()
+        log_lik(self.y, batch, |i| self.margin(theta, i))
     }
 }
 
@@ -481,12 +483,6 @@ impl<P: Prior> Model for LogisticBits<'_, P> {
         self.prior.log_density(theta)
     }
     fn log_lik(&self, theta: &[f32], batch: &[usize]) -> f64 {
-        batch
-            .iter()
-            .filter_map(|&i| {
-                let y = *self.y.get(i)?;
-                Some(log_sigmoid_f64(y as f64 * self.margin(theta, i) as f64))
-            })
-            .sum()
+        log_lik(self.y, batch, |i| self.margin(theta, i))
     }
 }
