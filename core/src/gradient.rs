@@ -235,11 +235,8 @@ impl<M: Model> GradientEstimator for MiniBatch<M> {
 
     #[inline(always)]
     fn estimate(&self, theta: &[f32], batch: &[usize], grad: &mut [f32]) {
-        crate::kernels::zero(grad);
-        self.model.add_log_lik_grad(theta, batch, grad);
         let scale = batch_scale(self.model.len(), batch.len());
-        crate::kernels::scale(grad, scale);
-        self.model.add_log_prior_grad(theta, grad);
+        self.model.scaled_grad(theta, batch, scale, grad);
     }
 }
 

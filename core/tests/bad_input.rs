@@ -210,19 +210,54 @@ fn absurd_step_size_is_refused_not_propagated() {
 }
 
 #[test]
+fn overflowing_steps_are_taken_back_on_every_path() {
+    // Dimensions on each path of the in-place step (scalar, whole vectors, a last vector
+    // that overlaps the one before), with and without clipping: the step overflows, is
+    // refused, and θ is restored bit for bit from the copy the step kept.
+    for d in [2usize, 16, 20, 124] {
+        let x: Vec<f32> = (0..3 * d)
+            .map(|k| ((k * 7 % 11) as f32 - 5.0) / 4.0)
+            .collect();
+        let m = LogisticDense::new(&x, &Y, d, Gaussian::new(1.0).unwrap()).unwrap();
+        let est = MiniBatch::new(&m);
+        let start: Vec<f32> = (0..d).map(|j| 100.0 + j as f32 / 3.0).collect();
+        for sampler in [Sgld::new(), Sgld::new().with_clip(1e30).unwrap()] {
+            let mut theta = start.clone();
+            let mut scratch = vec![0.0; Sgld::scratch_len(d)];
+            let mut state = Sgld::init(&mut theta, &mut scratch).unwrap();
+            let info = sampler
+                .step(&mut state, &est, &[0, 1, 2], f32::MAX, &mut default_rng(1))
+                .unwrap();
+            assert!(info.non_finite, "d {d}");
+            assert!(info.grad_norm.is_finite() && info.grad_norm > 0.0, "d {d}");
+            assert_eq!(state.theta(), &start[..], "d {d}");
+            assert_eq!(state.refused(), 1);
+            // The chain goes on from the restored θ.
+            let info = sampler
+                .step(&mut state, &est, &[0, 1, 2], 1e-4, &mut default_rng(2))
+                .unwrap();
+            assert!(!info.non_finite && info.noise_norm > 0.0, "d {d}");
+            assert!(state.theta().iter().all(|t| t.is_finite()));
+        }
+    }
+}
+
+#[test]
 fn non_finite_gradient_is_reported_and_theta_kept() {
     // log σ² = −200: e^{200} overflows f32, so the gradient is infinite.
     let y = [1.0f32, 2.0, 3.0];
     let lr = LinearRegression::new(&X, &y, 2, 1.0, 1.0, 1.0).unwrap();
     let est = MiniBatch::new(&lr);
-    let mut theta = [0.1f32, 0.2, -200.0];
-    let mut scratch = [0.0; 6];
-    let mut state = Sgld::init(&mut theta, &mut scratch).unwrap();
-    let info = Sgld::new()
-        .step(&mut state, &est, &[0, 2], 1e-3, &mut default_rng(1))
-        .unwrap();
-    assert!(info.non_finite);
-    assert_eq!(state.theta(), &[0.1, 0.2, -200.0]);
+    for sampler in [Sgld::new(), Sgld::new().with_clip(10.0).unwrap()] {
+        let mut theta = [0.1f32, 0.2, -200.0];
+        let mut scratch = [0.0; 6];
+        let mut state = Sgld::init(&mut theta, &mut scratch).unwrap();
+        let info = sampler
+            .step(&mut state, &est, &[0, 2], 1e-3, &mut default_rng(1))
+            .unwrap();
+        assert!(info.non_finite && !info.grad_norm.is_finite());
+        assert_eq!(state.theta(), &[0.1, 0.2, -200.0]);
+    }
 }
 
 #[test]

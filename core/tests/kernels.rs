@@ -116,18 +116,26 @@ proptest! {
         let mut pr = noise.clone();
         simd::langevin_propose(&t, &g, &mut ps, h, s);
         reference::langevin_propose(&t, &g, &mut pr, h, s);
-        let mut ks = noise.clone();
-        let mut kr = noise.clone();
-        let (sq_s, fin_s) = simd::langevin_propose_checked(&t, &g, &mut ks, h, s);
-        let (sq_r, fin_r) = reference::langevin_propose_checked(&t, &g, &mut kr, h, s);
-        prop_assert_eq!(&ks, &ps, "checked proposal = plain proposal");
+        // The checked step in place: the plain proposal in θ, the old θ in the noise
+        // buffer, and the sums of squares within the γₙ bound.
+        let (mut ks, mut kr) = (t.clone(), t.clone());
+        let (mut bs, mut br) = (noise.clone(), noise.clone());
+        let cs = simd::langevin_step_checked(&mut ks, &g, &mut bs, h, s);
+        let cr = reference::langevin_step_checked(&mut kr, &g, &mut br, h, s);
+        prop_assert_eq!(&ks, &ps, "checked step = plain proposal");
         prop_assert_eq!(&kr, &pr);
-        prop_assert_eq!(fin_s, ps.iter().all(|v| v.is_finite()));
-        prop_assert_eq!(fin_r, pr.iter().all(|v| v.is_finite()));
-        let sq: f64 = noise.iter().map(|&e| e as f64 * e as f64).sum();
-        let sq_tol = 2.0 * (n as f64 + 1.0) * U * sq + 1e-40;
-        prop_assert!((sq_s as f64 - sq).abs() <= sq_tol && (sq_r as f64 - sq).abs() <= sq_tol,
-            "noise norm²: {sq_s} / {sq_r} vs {sq}");
+        prop_assert_eq!(&bs, &t, "old θ kept in the noise buffer");
+        prop_assert_eq!(&br, &t);
+        prop_assert_eq!(cs.finite, ps.iter().all(|v| v.is_finite()));
+        prop_assert_eq!(cr.finite, pr.iter().all(|v| v.is_finite()));
+        for (what, xs, got) in [("noise", &noise, [cs.noise_sq, cr.noise_sq]), ("grad", &g, [cs.grad_sq, cr.grad_sq])] {
+            let sq: f64 = xs.iter().map(|&e| e as f64 * e as f64).sum();
+            prop_assume!(sq < f32::MAX as f64 / 2.0);
+            let sq_tol = 2.0 * (n as f64 + 1.0) * U * sq + 1e-40;
+            for v in got {
+                prop_assert!((v as f64 - sq).abs() <= sq_tol, "{what} norm²: {v} vs {sq}");
+            }
+        }
         let mut cs = t.clone();
         let mut cr = t.clone();
         simd::langevin_update_precond(&mut cs, &g, &noise, &m, h, s);
@@ -159,11 +167,16 @@ proptest! {
         for i in 0..n {
             prop_assert!(same_class(ts[i], tr[i]), "i {i}: {} vs {}", ts[i], tr[i]);
         }
-        let (mut ps, mut pr) = (noise.to_vec(), noise.to_vec());
-        let (_, fin_s) = simd::langevin_propose_checked(&t, &g, &mut ps, 0.5, 1.0);
-        let (_, fin_r) = reference::langevin_propose_checked(&t, &g, &mut pr, 0.5, 1.0);
-        prop_assert_eq!(fin_s, fin_r);
-        prop_assert_eq!(fin_s, ps.iter().all(|v| v.is_finite()));
+        let (mut ps, mut pr) = (t.clone(), t.clone());
+        let (mut bs, mut br) = (noise.to_vec(), noise.to_vec());
+        let cs = simd::langevin_step_checked(&mut ps, &g, &mut bs, 0.5, 1.0);
+        let cr = reference::langevin_step_checked(&mut pr, &g, &mut br, 0.5, 1.0);
+        prop_assert_eq!(cs.finite, cr.finite);
+        prop_assert_eq!(cs.finite, ps.iter().all(|v| v.is_finite()));
+        for i in 0..n {
+            prop_assert!(same_class(ps[i], pr[i]), "i {i}: {} vs {}", ps[i], pr[i]);
+            prop_assert_eq!(bs[i].to_bits(), t[i].to_bits(), "old θ kept");
+        }
     }
 
     #[test]

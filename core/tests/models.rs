@@ -189,6 +189,27 @@ fn logistic_bits_match_index_rows() {
                 "d {d} row {i}: {mb} vs {ms}"
             );
         }
+        // The fused estimate (prior first, batch terms scaled as they are added) against
+        // the four passes it replaces: the same terms in the same order, each rounded a
+        // few more times. With |σ| ≤ 1 and |∇log p(θ)| ≤ 1 every element is a sum of at
+        // most m + 1 terms of size ≤ max(1, s), so γ bounds the difference.
+        let s = n as f32 / batch.len() as f32;
+        let mut fused = vec![f32::NAN; d];
+        bits.scaled_grad(&theta, &batch, s, &mut fused);
+        let mut parts = vec![0.0f32; d];
+        bits.add_log_lik_grad(&theta, &batch, &mut parts);
+        parts.iter_mut().for_each(|g| *g *= s);
+        bits.add_log_prior_grad(&theta, &mut parts);
+        let m = batch.len() as f32;
+        let tol = 2.0 * (m + 3.0) * f32::EPSILON / 2.0 * (1.0 + s * m);
+        for j in 0..d {
+            assert!(
+                (fused[j] - parts[j]).abs() <= tol,
+                "d {d} j {j}: fused {} vs parts {}",
+                fused[j],
+                parts[j]
+            );
+        }
         // An index past the end adds nothing (the estimators refuse such batches first).
         let mut g = gb.clone();
         bits.add_log_lik_grad(&theta, &[n, usize::MAX], &mut g);

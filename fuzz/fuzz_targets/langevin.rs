@@ -1,5 +1,5 @@
-//! The Langevin update (eq. 4), its out-of-place proposal (plain and checked), and the
-//! preconditioned update (eq. 9): never panic, refuse bad step sizes / lengths /
+//! The Langevin update (eq. 4), its out-of-place proposal, the checked step in place,
+//! and the preconditioned update (eq. 9): never panic, refuse bad step sizes / lengths /
 //! preconditioners, SIMD within a few roundings of the scalar twin, and finite outputs
 //! from moderate inputs.
 #![no_main]
@@ -21,16 +21,26 @@ fuzz_target!(|input: (Vec<f32>, Vec<f32>, Vec<f32>, Vec<f32>, f32)| {
         r.is_ok(),
         ok_eps && t.len() == g.len() && t.len() == e.len()
     );
-    // The checked proposal on the full, possibly unequal, inputs: nothing written past
-    // the common prefix, and a finiteness flag that matches what it wrote.
-    let (mut ka, mut kb) = (e.clone(), e.clone());
-    let (_, fin_a) = simd::langevin_propose_checked(&t, &g, &mut ka, h, s);
-    let (_, fin_b) = reference::langevin_propose_checked(&t, &g, &mut kb, h, s);
+    // The checked step on the full, possibly unequal, inputs: nothing written past the
+    // common prefix, the old θ in the noise buffer, the plain proposal's values in θ,
+    // and a finiteness flag that matches what it wrote.
     let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
-    assert_eq!(bits(&ka[n3..]), bits(&e[n3..]));
-    assert_eq!(bits(&kb[n3..]), bits(&e[n3..]));
-    assert_eq!(fin_a, ka[..n3].iter().all(|v| v.is_finite()));
-    assert_eq!(fin_b, kb[..n3].iter().all(|v| v.is_finite()));
+    let mut plain = e.clone();
+    simd::langevin_propose(&t, &g, &mut plain, h, s);
+    for step in [
+        simd::langevin_step_checked,
+        reference::langevin_step_checked,
+    ] {
+        let (mut kt, mut ke) = (t.clone(), e.clone());
+        let check = step(&mut kt, &g, &mut ke, h, s);
+        assert_eq!(bits(&kt[n3..]), bits(&t[n3..]));
+        assert_eq!(bits(&ke[n3..]), bits(&e[n3..]));
+        assert_eq!(bits(&ke[..n3]), bits(&t[..n3]));
+        assert_eq!(check.finite, kt[..n3].iter().all(|v| v.is_finite()));
+    }
+    let mut kt = t.clone();
+    simd::langevin_step_checked(&mut kt, &g, &mut e.clone(), h, s);
+    assert_eq!(bits(&kt[..n3]), bits(&plain[..n3]));
     let (t, g, e) = (&t[..n], &g[..n], &e[..n]);
     let m: Vec<f32> = m[..n].iter().map(|v| v.abs()).collect();
     let (mut a, mut b) = (t.to_vec(), t.to_vec());

@@ -190,33 +190,28 @@ fn propose_and_check(c: &mut Criterion) {
                 reference::langevin_propose(&theta, &grad, black_box(&mut noise), 1e-9, 0.0)
             })
         });
-        let (mut ps, mut pr) = (noise.clone(), noise.clone());
-        let (sq_s, fin_s) = simd::langevin_propose_checked(&theta, &grad, &mut ps, 1e-9, 0.0);
-        let (sq_r, fin_r) = reference::langevin_propose_checked(&theta, &grad, &mut pr, 1e-9, 0.0);
+        let (mut ts, mut tr) = (theta.clone(), theta.clone());
+        let (mut bs, mut br) = (noise.clone(), noise.clone());
+        let cs = simd::langevin_step_checked(&mut ts, &grad, &mut bs, 1e-9, 0.0);
+        let cr = reference::langevin_step_checked(&mut tr, &grad, &mut br, 1e-9, 0.0);
         assert!(
-            fin_s && fin_r && (sq_s - sq_r).abs() <= 1e-4 * sq_r,
-            "propose_checked sanity check"
+            cs.finite
+                && cr.finite
+                && (cs.noise_sq - cr.noise_sq).abs() <= 1e-4 * cr.noise_sq
+                && (cs.grad_sq - cr.grad_sq).abs() <= 1e-4 * cr.grad_sq
+                && bs == theta,
+            "step_checked sanity check"
         );
-        g.bench_with_input(BenchmarkId::new("propose_checked_simd", n), &n, |bch, _| {
+        // θ moves by 1e-9·g a step and the noise buffer takes the old θ: both stay
+        // finite and of the same size however many times the step runs.
+        g.bench_with_input(BenchmarkId::new("step_checked_simd", n), &n, |bch, _| {
+            bch.iter(|| simd::langevin_step_checked(black_box(&mut ts), &grad, &mut bs, 1e-9, 0.0))
+        });
+        g.bench_with_input(BenchmarkId::new("step_checked_scalar", n), &n, |bch, _| {
             bch.iter(|| {
-                simd::langevin_propose_checked(&theta, &grad, black_box(&mut noise), 1e-9, 0.0)
+                reference::langevin_step_checked(black_box(&mut tr), &grad, &mut br, 1e-9, 0.0)
             })
         });
-        g.bench_with_input(
-            BenchmarkId::new("propose_checked_scalar", n),
-            &n,
-            |bch, _| {
-                bch.iter(|| {
-                    reference::langevin_propose_checked(
-                        &theta,
-                        &grad,
-                        black_box(&mut noise),
-                        1e-9,
-                        0.0,
-                    )
-                })
-            },
-        );
         g.bench_with_input(BenchmarkId::new("all_finite_simd", n), &n, |bch, _| {
             bch.iter(|| simd::all_finite(black_box(&theta)))
         });

@@ -36,6 +36,18 @@ pub(crate) use reference as imp;
 
 pub use simd::LANES;
 
+/// What [`simd::langevin_step_checked`] (and its twin) report of the step it took: the
+/// sums a sampler reports as norms, and the check it makes before keeping the step.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepCheck {
+    /// `Σ ηᵢ²` of the noise read.
+    pub noise_sq: f32,
+    /// `Σ gᵢ²` of the gradient read.
+    pub grad_sq: f32,
+    /// Whether every new `θᵢ` is finite.
+    pub finite: bool,
+}
+
 /// A sparse feature index: `u8` (up to 256 features), `u16` (up to 65,536) or `u32`.
 ///
 /// Sparse rows are gathered at random, so their size in cache is their cost: a data set

@@ -5,7 +5,7 @@
 //! out-of-range sparse indices, no panics. Build with `--cfg sgld_force_scalar` to make
 //! the checked kernels of [`crate::kernels`] dispatch here.
 
-use super::SparseIndex;
+use super::{SparseIndex, StepCheck};
 
 /// `a·b + c` as the SIMD kernels' `mul_add` rounds it: once where the target fuses
 /// multiply-adds (x86 with FMA, aarch64), twice otherwise — so the twins whose contract
@@ -117,22 +117,29 @@ pub fn langevin_propose(theta: &[f32], grad: &[f32], noise: &mut [f32], h: f32, 
     }
 }
 
-/// [`langevin_propose`] returning `Σ η²` of the noise read and whether every proposed
-/// value is finite.
-pub fn langevin_propose_checked(
-    theta: &[f32],
+/// `θ ← θ + h·g + s·η` in place, the old `θ` left in `noise`, returning `Σ η²`, `Σ g²`
+/// and whether every new `θᵢ` is finite.
+pub fn langevin_step_checked(
+    theta: &mut [f32],
     grad: &[f32],
     noise: &mut [f32],
     h: f32,
     s: f32,
-) -> (f32, bool) {
-    let n = theta.len().min(grad.len()).min(noise.len());
-    let mut sq = 0.0f32;
-    for e in &noise[..n] {
-        sq += e * e;
+) -> StepCheck {
+    let mut check = StepCheck {
+        noise_sq: 0.0,
+        grad_sq: 0.0,
+        finite: true,
+    };
+    for ((t, &g), e) in theta.iter_mut().zip(grad).zip(noise.iter_mut()) {
+        check.noise_sq += *e * *e;
+        check.grad_sq += g * g;
+        let old = *t;
+        *t = old + h * g + s * *e;
+        *e = old;
+        check.finite &= t.is_finite();
     }
-    langevin_propose(theta, grad, noise, h, s);
-    (sq, all_finite(&noise[..n]))
+    check
 }
 
 /// `θ ← θ + h·M·g + s·M^½·η` with diagonal `M` (eq. 9).

@@ -12,7 +12,7 @@
 //! with the lanes already counted masked off, so a short tail is not a chain of
 //! dependent scalar adds.
 
-use super::SparseIndex;
+use super::{SparseIndex, StepCheck};
 use wide::bytemuck::cast;
 use wide::{f32x16, i32x16};
 
@@ -464,73 +464,134 @@ pub fn langevin_update(theta: &mut [f32], grad: &[f32], noise: &[f32], h: f32, s
 }
 
 /// The Langevin proposal out of place: `η ← θ + (ε/2)·g + √ε·η` (the noise buffer is
-/// overwritten by the proposed position), given `h = ε/2` and `s = √ε`: the proposal of
-/// [`langevin_propose_checked`], whose norm and check are not needed here.
+/// overwritten by the proposed position), given `h = ε/2` and `s = √ε`: the values
+/// [`langevin_step_checked`] writes into θ, bit for bit.
 pub fn langevin_propose(theta: &[f32], grad: &[f32], noise: &mut [f32], h: f32, s: f32) {
-    langevin_propose_checked(theta, grad, noise, h, s);
-}
-
-/// [`langevin_propose`] with its checks in the same pass: writes `η ← θ + h·g + s·η`
-/// and returns `Σ η²` over the noise it read and whether every proposed value is
-/// finite (what a sampler reports and checks before accepting the proposal).
-#[inline]
-pub fn langevin_propose_checked(
-    theta: &[f32],
-    grad: &[f32],
-    noise: &mut [f32],
-    h: f32,
-    s: f32,
-) -> (f32, bool) {
     let n = theta.len().min(grad.len()).min(noise.len());
     let (theta, grad, noise) = (&theta[..n], &grad[..n], &mut noise[..n]);
     if n < LANES {
-        // What the tail below computes, without the vector setup and reductions.
-        return propose_tail(theta, grad, noise, h, s);
+        for ((e, t), g) in noise.iter_mut().zip(theta).zip(grad) {
+            *e = t + h * g + s * *e;
+        }
+        return;
     }
     let (vh, vs) = (f32x16::splat(h), f32x16::splat(s));
-    let (mut sq, mut bad) = (f32x16::ZERO, f32x16::ZERO);
+    // The last vector, read before the loop writes the elements it shares with it.
+    let last = n - LANES;
+    let v_last = vs.mul_add(
+        load(&noise[last..]),
+        vh.mul_add(load(&grad[last..]), load(&theta[last..])),
+    );
     let mut tc = theta.chunks_exact(LANES);
     let mut gc = grad.chunks_exact(LANES);
     let mut nc = noise.chunks_exact_mut(LANES);
     for ((t, g), e) in (&mut tc).zip(&mut gc).zip(&mut nc) {
-        let ev = load(e);
-        sq = ev.mul_add(ev, sq);
-        let v = vs.mul_add(ev, vh.mul_add(load(g), load(t)));
-        bad += v * f32x16::ZERO;
-        store(v, e);
+        store(vs.mul_add(load(e), vh.mul_add(load(g), load(t))), e);
     }
-    let (tail_sq, finite) = propose_tail(tc.remainder(), gc.remainder(), nc.into_remainder(), h, s);
-    (sq.reduce_add() + tail_sq, finite && bad.reduce_add() == 0.0)
+    store(v_last, &mut noise[last..]);
 }
 
-/// The scalar form of [`langevin_propose_checked`] for fewer than sixteen elements
-/// (lengths trusted equal): four partial sums, element `k` into sum `k mod 4`, so the
-/// norm is not a chain of dependent adds. Every sum is named by a constant index (four
-/// at a time, then the last one to three), which keeps the four in registers: an index
-/// known only at run time puts them on the stack, and reading them back as one vector
-/// after four scalar stores stalls on store forwarding.
+/// The Langevin step of eq. 4 in place, with its checks in the same pass:
+/// `θ ← θ + h·g + s·η` (`h = ε/2`, `s = √ε`), the old `θ` left in `noise` so that the
+/// caller can take the step back, returning `Σ η²` and `Σ g²` of what it read and
+/// whether every new `θᵢ` is finite (what a sampler reports and checks before it keeps
+/// the step).
+///
+/// A length that is not a multiple of sixteen ends with one whole vector, the last
+/// sixteen elements, read before the loop: the lanes it shares with the loop's last
+/// vector get the same values twice and are left out of the sums.
+#[inline]
+pub fn langevin_step_checked(
+    theta: &mut [f32],
+    grad: &[f32],
+    noise: &mut [f32],
+    h: f32,
+    s: f32,
+) -> StepCheck {
+    let n = theta.len().min(grad.len()).min(noise.len());
+    let (theta, grad, noise) = (&mut theta[..n], &grad[..n], &mut noise[..n]);
+    if n < LANES {
+        return step_tail(theta, grad, noise, h, s);
+    }
+    let (vh, vs) = (f32x16::splat(h), f32x16::splat(s));
+    let (mut esq, mut gsq, mut bad) = (f32x16::ZERO, f32x16::ZERO, f32x16::ZERO);
+    // The last vector, read before the loop writes the elements it shares with it.
+    let rem = n % LANES;
+    let last = n - LANES;
+    let (tl, gl, el) = (
+        load(&theta[last..]),
+        load(&grad[last..]),
+        load(&noise[last..]),
+    );
+    let mut tc = theta.chunks_exact_mut(LANES);
+    let mut gc = grad.chunks_exact(LANES);
+    let mut nc = noise.chunks_exact_mut(LANES);
+    for ((t, g), e) in (&mut tc).zip(&mut gc).zip(&mut nc) {
+        let (tv, gv, ev) = (load(t), load(g), load(e));
+        esq = ev.mul_add(ev, esq);
+        gsq = gv.mul_add(gv, gsq);
+        let v = vs.mul_add(ev, vh.mul_add(gv, tv));
+        bad += v * f32x16::ZERO;
+        store(v, t);
+        store(tv, e);
+    }
+    if rem > 0 {
+        // Lanes below `LANES − rem` were done by the loop.
+        let fresh = f32x16::from(core::array::from_fn::<f32, LANES, _>(|k| {
+            if k >= LANES - rem { 1.0 } else { 0.0 }
+        }));
+        let (em, gm) = (el * fresh, gl * fresh);
+        esq = em.mul_add(em, esq);
+        gsq = gm.mul_add(gm, gsq);
+        let v = vs.mul_add(el, vh.mul_add(gl, tl));
+        bad += v * f32x16::ZERO;
+        store(v, &mut theta[last..]);
+        store(tl, &mut noise[last..]);
+    }
+    StepCheck {
+        noise_sq: esq.reduce_add(),
+        grad_sq: gsq.reduce_add(),
+        finite: bad.reduce_add() == 0.0,
+    }
+}
+
+/// [`langevin_step_checked`] for fewer than sixteen elements (lengths trusted equal):
+/// four partial sums of each square, element `k` into sum `k mod 4`, so the norms are
+/// not chains of dependent adds. Every sum is named by a constant index (four at a
+/// time, then the last one to three), which keeps them in registers: an index known
+/// only at run time puts them on the stack, and reading them back as one vector after
+/// four scalar stores stalls on store forwarding.
 #[inline(always)]
-fn propose_tail(theta: &[f32], grad: &[f32], noise: &mut [f32], h: f32, s: f32) -> (f32, bool) {
-    let (mut sq4, mut finite) = ([0.0f32; 4], true);
-    let mut one = |j: usize, e: &mut f32, t: f32, g: f32| {
-        sq4[j] += *e * *e;
-        *e = t + h * g + s * *e;
-        finite &= e.is_finite();
+fn step_tail(theta: &mut [f32], grad: &[f32], noise: &mut [f32], h: f32, s: f32) -> StepCheck {
+    let (mut esq, mut gsq, mut finite) = ([0.0f32; 4], [0.0f32; 4], true);
+    let mut one = |j: usize, t: &mut f32, g: f32, e: &mut f32| {
+        esq[j] += *e * *e;
+        gsq[j] += g * g;
+        let old = *t;
+        *t = old + h * g + s * *e;
+        *e = old;
+        finite &= t.is_finite();
     };
+    let mut tc = theta.chunks_exact_mut(4);
     let mut ec = noise.chunks_exact_mut(4);
-    let (mut tc, mut gc) = (theta.chunks_exact(4), grad.chunks_exact(4));
-    for ((e, t), g) in (&mut ec).zip(&mut tc).zip(&mut gc) {
+    let mut gc = grad.chunks_exact(4);
+    for ((t, e), g) in (&mut tc).zip(&mut ec).zip(&mut gc) {
         for j in 0..4 {
-            one(j, &mut e[j], t[j], g[j]);
+            one(j, &mut t[j], g[j], &mut e[j]);
         }
     }
-    let (e, t, g) = (ec.into_remainder(), tc.remainder(), gc.remainder());
+    let (t, e, g) = (tc.into_remainder(), ec.into_remainder(), gc.remainder());
     for j in 0..3 {
-        if let (Some(e), Some(&t), Some(&g)) = (e.get_mut(j), t.get(j), g.get(j)) {
-            one(j, e, t, g);
+        if let (Some(t), Some(e), Some(&g)) = (t.get_mut(j), e.get_mut(j), g.get(j)) {
+            one(j, t, g, e);
         }
     }
-    ((sq4[0] + sq4[1]) + (sq4[2] + sq4[3]), finite)
+    let sum = |q: [f32; 4]| (q[0] + q[1]) + (q[2] + q[3]);
+    StepCheck {
+        noise_sq: sum(esq),
+        grad_sq: sum(gsq),
+        finite,
+    }
 }
 
 /// The preconditioned Langevin update in place, eq. 9 with a diagonal `M`:

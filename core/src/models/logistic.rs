@@ -448,6 +448,27 @@ impl<'a, P: Prior> LogisticBits<'a, P> {
         imp::bitmap_dots(self.rows.words, self.rows.stride(), &[i], theta, &mut z);
         z[0]
     }
+
+    /// `grad += s Σ_{i ∈ batch} ∇ log p(xᵢ|θ)`, in chunks of sixteen rows: the margins
+    /// in one [`bitmap_dots`](imp::bitmap_dots) pass, the weights `s yᵢ σ(−yᵢ βᵀxᵢ)` in
+    /// one vector pass, the scatter-adds in one [`bitmap_axpys`](imp::bitmap_axpys) pass.
+    #[inline]
+    fn add_scaled_log_lik_grad(&self, theta: &[f32], batch: &[usize], s: f32, grad: &mut [f32]) {
+        let (table, stride) = (self.rows.words, self.rows.stride());
+        for chunk in batch.chunks(ROWS) {
+            let n = chunk.len();
+            // An index past the end gets y = 0 (and the kernels a row of zeros): it adds
+            // nothing.
+            let mut y = [0.0f32; ROWS];
+            for (yk, &i) in y.iter_mut().zip(chunk) {
+                *yk = self.y.get(i).copied().unwrap_or(0.0);
+            }
+            let mut z = [0.0f32; ROWS];
+            imp::bitmap_dots(table, stride, chunk, theta, &mut z[..n]);
+            let c = weights(&y, &z).map(|c| c * s);
+            imp::bitmap_axpys(&c[..n], table, stride, chunk, grad);
+        }
+    }
 }
 
 impl<P: Prior> Model for LogisticBits<'_, P> {
@@ -460,24 +481,16 @@ impl<P: Prior> Model for LogisticBits<'_, P> {
     fn add_log_prior_grad(&self, theta: &[f32], grad: &mut [f32]) {
         self.prior.add_grad(theta, grad);
     }
-    /// In chunks of sixteen rows: the margins in one [`bitmap_dots`](imp::bitmap_dots)
-    /// pass, the weights `yᵢ σ(−yᵢ βᵀxᵢ)` in one vector pass, the scatter-adds in one
-    /// [`bitmap_axpys`](imp::bitmap_axpys) pass.
     fn add_log_lik_grad(&self, theta: &[f32], batch: &[usize], grad: &mut [f32]) {
-        let (table, stride) = (self.rows.words, self.rows.stride());
-        for chunk in batch.chunks(ROWS) {
-            let n = chunk.len();
-            // An index past the end gets y = 0 (and the kernels a row of zeros): it adds
-            // nothing.
-            let mut y = [0.0f32; ROWS];
-            for (yk, &i) in y.iter_mut().zip(chunk) {
-                *yk = self.y.get(i).copied().unwrap_or(0.0);
-            }
-            let mut z = [0.0f32; ROWS];
-            imp::bitmap_dots(table, stride, chunk, theta, &mut z[..n]);
-            let c = weights(&y, &z);
-            imp::bitmap_axpys(&c[..n], table, stride, chunk, grad);
-        }
+        self.add_scaled_log_lik_grad(theta, batch, 1.0, grad);
+    }
+    /// The prior's gradient first (it needs only θ, so it runs while the batch's
+    /// margins are computed), then the batch's terms scaled as they are added.
+    #[inline]
+    fn scaled_grad(&self, theta: &[f32], batch: &[usize], s: f32, grad: &mut [f32]) {
+        crate::kernels::zero(grad);
+        self.prior.add_grad(theta, grad);
+        self.add_scaled_log_lik_grad(theta, batch, s, grad);
     }
     fn log_prior(&self, theta: &[f32]) -> f64 {
         self.prior.log_density(theta)

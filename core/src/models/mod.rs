@@ -3,7 +3,8 @@
 //! A model reads data the caller owns and never copies it. Its constructor checks
 //! shapes and finiteness once; the [`Model`] methods then trust their arguments (the
 //! checked entry point is [`crate::gradient::MiniBatch`]). The `N/n` scaling of the
-//! mini-batch sum belongs to the gradient estimator, not to the model.
+//! mini-batch sum belongs to the gradient estimator, not to the model: the estimator
+//! passes it to [`Model::scaled_grad`].
 
 mod gaussian_mean;
 mod linreg;
@@ -44,6 +45,21 @@ pub trait Model {
     /// `grad += Σ_{i ∈ batch} ∇ log p(xᵢ|θ)` (unscaled sum over the batch).
     fn add_log_lik_grad(&self, theta: &[f32], batch: &[usize], grad: &mut [f32]);
 
+    /// `grad = ∇ log p(θ) + s Σ_{i ∈ batch} ∇ log p(xᵢ|θ)`, overwriting `grad`: eq. 4's
+    /// estimate with `s = N/n`.
+    ///
+    /// The default clears `grad`, adds the batch sum, scales it and adds the prior: four
+    /// passes over `grad`, each waiting for the one before. A model whose batch pass can
+    /// take the factor overrides it to start from the prior and add the batch's terms
+    /// already scaled; the sum then rounds differently, within a few ulps per term.
+    #[inline]
+    fn scaled_grad(&self, theta: &[f32], batch: &[usize], s: f32, grad: &mut [f32]) {
+        crate::kernels::zero(grad);
+        self.add_log_lik_grad(theta, batch, grad);
+        crate::kernels::scale(grad, s);
+        self.add_log_prior_grad(theta, grad);
+    }
+
     /// `log p(θ)` up to a constant, in f64.
     fn log_prior(&self, theta: &[f32]) -> f64;
 
@@ -63,6 +79,10 @@ impl<M: Model + ?Sized> Model for &M {
     }
     fn add_log_lik_grad(&self, theta: &[f32], batch: &[usize], grad: &mut [f32]) {
         (**self).add_log_lik_grad(theta, batch, grad)
+    }
+    #[inline]
+    fn scaled_grad(&self, theta: &[f32], batch: &[usize], s: f32, grad: &mut [f32]) {
+        (**self).scaled_grad(theta, batch, s, grad)
     }
     fn log_prior(&self, theta: &[f32]) -> f64 {
         (**self).log_prior(theta)

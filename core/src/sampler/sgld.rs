@@ -23,8 +23,8 @@ pub struct StepInfo {
     pub step_size: f32,
     /// `‖ĝ(θ)‖₂`, the norm of the gradient estimate.
     pub grad_norm: f32,
-    /// `‖√ε·η‖₂`, the norm of the injected noise (0 when the step was refused before
-    /// drawing it).
+    /// `‖√ε·η‖₂`, the norm of the injected noise (0 when a clipping chain refused a
+    /// non-finite gradient before drawing it).
     pub noise_norm: f32,
     /// True when the gradient estimate or the proposed position was not finite; θ was
     /// then left unchanged, so nothing non-finite reaches the chain.
@@ -250,7 +250,13 @@ impl Sgld {
     }
 
     /// The body of a step on explicit buffers (lengths and inputs already checked):
-    /// estimate, clip, draw noise `N(0, ετ)`, propose into `noise`, accept if finite.
+    /// estimate (and clip), draw noise `N(0, ετ)`, step θ in place keeping the old θ in
+    /// `noise`, and take the step back unless the new θ is finite.
+    ///
+    /// Without clipping, the gradient's norm and finiteness come from the step's own
+    /// pass: a non-finite gradient makes a non-finite θ (`h > 0`), so it is refused
+    /// there. With clipping, the norm is needed first, and a non-finite gradient is
+    /// refused before any noise is drawn.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn step_buffers<E, R>(
@@ -268,22 +274,35 @@ impl Sgld {
         E: GradientEstimator + ?Sized,
         R: Rng + ?Sized,
     {
-        let mut info = common::gradient(estimator, theta, batch, grad, self.opts.clip, eps);
-        if info.non_finite {
-            return info;
-        }
+        let mut info = match self.opts.clip {
+            Some(_) => {
+                let info = common::gradient(estimator, theta, batch, grad, self.opts.clip, eps);
+                if info.non_finite {
+                    return info;
+                }
+                info
+            }
+            None => {
+                estimator.estimate(theta, batch, grad);
+                StepInfo {
+                    step_size: eps,
+                    ..StepInfo::default()
+                }
+            }
+        };
         let scale = libm::sqrtf(eps * self.opts.temperature);
         if scale > 0.0 {
             pool.fill(rng, noise);
         } else {
             crate::kernels::zero(noise);
         }
-        let (noise_sq, finite) =
-            imp::langevin_propose_checked(theta, grad, noise, 0.5 * eps, scale);
-        info.noise_norm = scale * libm::sqrtf(noise_sq);
-        if finite {
+        let check = imp::langevin_step_checked(theta, grad, noise, 0.5 * eps, scale);
+        if self.opts.clip.is_none() {
+            info.grad_norm = libm::sqrtf(check.grad_sq);
+        }
+        info.noise_norm = scale * libm::sqrtf(check.noise_sq);
+        if !check.finite {
             crate::kernels::copy(theta, noise);
-        } else {
             info.non_finite = true;
         }
         info
