@@ -164,7 +164,7 @@ pub fn fill_normal_simd<R: Rng + ?Sized>(rng: &mut R, out: &mut [f32]) {
             p[0] = c;
             p[1] = s;
         }
-        tail.copy_from_slice(&interleaved[..tail.len()]);
+        crate::kernels::copy(tail, &interleaved);
     }
 }
 

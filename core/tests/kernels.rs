@@ -261,6 +261,16 @@ proptest! {
             // The twin is the index-list twin on the same features, in the same order.
             prop_assert_eq!(dr[k].to_bits(), reference::sparse_dot(idx, &w).to_bits());
         }
+        // Sixteen rows at a time: the first sixteen sums, then zeros.
+        for (d16, d) in [
+            (simd::bitmap_dots16(table, stride, rows, &w), &ds),
+            (reference::bitmap_dots16(table, stride, rows, &w), &dr),
+        ] {
+            for (k, v) in d16.iter().enumerate() {
+                let want = d.get(k).copied().unwrap_or(0.0);
+                prop_assert_eq!(v.to_bits(), want.to_bits(), "lane {}", k);
+            }
+        }
         // The scatter-adds: the same additions in the same order as the twin and as one
         // index-list scatter a row, so bit-identical (NaN and ∞ included).
         let (mut ys, mut yr, mut yi) = (w.clone(), w.clone(), w.clone());

@@ -80,6 +80,11 @@ fuzz_target!(|input: (Vec<u32>, Vec<f32>, f32)| {
     let (mut ds, mut dr) = (vec![0.0f32; rows.len()], vec![0.0f32; rows.len()]);
     simd::bitmap_dots(&table, stride, &rows, &w, &mut ds);
     reference::bitmap_dots(&table, stride, &rows, &w, &mut dr);
+    // The first sixteen rows as one array, zeros past the rows.
+    let d16 = simd::bitmap_dots16(&table, stride, &rows, &w);
+    for (k, &v) in d16.iter().enumerate() {
+        assert_eq!(bits(v), bits(ds.get(k).copied().unwrap_or(0.0)));
+    }
     for (k, &i) in rows.iter().enumerate() {
         let r = row(i).unwrap_or(&[]);
         let set: Vec<usize> = (0..16 * r.len())

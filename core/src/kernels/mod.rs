@@ -293,7 +293,7 @@ pub fn langevin_update_precond(
     Ok(())
 }
 
-/// `dst ← src` over their common length. Up to sixteen floats take two overlapping
+/// `dst ← src` over their common length. Up to thirty-two floats take two overlapping
 /// fixed-size moves instead of a call to the C library's `memcpy`, which costs more
 /// than the copy for the few parameters of a small model's step.
 #[inline(always)]
@@ -314,6 +314,10 @@ pub(crate) fn copy(dst: &mut [f32], src: &[f32]) {
         9..=16 => {
             dst[..8].copy_from_slice(&src[..8]);
             dst[n - 8..].copy_from_slice(&src[n - 8..]);
+        }
+        17..=32 => {
+            dst[..16].copy_from_slice(&src[..16]);
+            dst[n - 16..].copy_from_slice(&src[n - 16..]);
         }
         _ => dst.copy_from_slice(src),
     }

@@ -91,6 +91,13 @@ pub fn bitmap_dots(table: &[u16], stride: usize, rows: &[usize], w: &[f32], out:
     }
 }
 
+/// [`bitmap_dots`] of the first sixteen rows as one array, zeros past `rows.len()`.
+pub fn bitmap_dots16(table: &[u16], stride: usize, rows: &[usize], w: &[f32]) -> [f32; 16] {
+    let mut out = [0.0; 16];
+    bitmap_dots(table, stride, rows, w, &mut out);
+    out
+}
+
 /// `y[j] ← y[j] + alphas[k]` for every bit `j` set in row `rows[k]` of `table`, row by
 /// row.
 pub fn bitmap_axpys(alphas: &[f32], table: &[u16], stride: usize, rows: &[usize], y: &mut [f32]) {

@@ -261,8 +261,29 @@ macro_rules! by_stride {
 #[inline]
 pub fn bitmap_dots(table: &[u16], stride: usize, rows: &[usize], w: &[f32], out: &mut [f32]) {
     let n = rows.len().min(out.len());
-    let (rows, out) = (&rows[..n], &mut out[..n]);
-    by_stride!(table, stride, dots_fixed(rows, w, out), else dots_general(table, stride, rows, w, out))
+    for (rows, out) in rows[..n].chunks(LANES).zip(out[..n].chunks_mut(LANES)) {
+        super::copy(out, &bitmap_dots16(table, stride, rows, w));
+    }
+}
+
+/// [`bitmap_dots`] of up to sixteen rows, returned as one array: lane `k` is row
+/// `rows[k]`'s sum, lanes past `rows.len()` are 0, and rows past the sixteenth are not
+/// read.
+///
+/// Each row's masked adds leave a vector whose lanes sum to its dot product. Rows of up
+/// to eight words then fold their sixteen vectors into one ([`pair_sums`] twice, then
+/// [`quarter_sums`]): 15 vector adds for sixteen rows, where summing each row's vector
+/// on its own takes four adds a row, and the sums leave as one vector, which a
+/// caller's vector load takes straight from the store (sixteen scalar stores read back
+/// as one vector wait for all of them to reach the cache).
+#[inline]
+pub fn bitmap_dots16(table: &[u16], stride: usize, rows: &[usize], w: &[f32]) -> [f32; LANES] {
+    let rows = &rows[..rows.len().min(LANES)];
+    by_stride!(table, stride, dots16_fixed(rows, w), else {
+        let mut out = [0.0; LANES];
+        dots_general(table, stride, rows, w, &mut out);
+        out
+    })
 }
 
 /// [`bitmap_dots`] eight words of every row at a time.
@@ -273,7 +294,7 @@ fn dots_general(table: &[u16], stride: usize, rows: &[usize], w: &[f32], out: &m
         let wv: [f32x16; BITMAP_BLOCK] = wide_block(w, first);
         for (&i, o) in rows.iter().zip(out.iter_mut()) {
             let words = block_words(table_row(table, stride, i), first, &mut pad);
-            *o += masked_sum(words, &wv);
+            *o += masked_lanes(words, &wv).reduce_add();
         }
     }
 }
@@ -288,9 +309,10 @@ fn wide_block<const N: usize>(w: &[f32], first: usize) -> [f32x16; N] {
     wv
 }
 
-/// `Σ` over the lanes of `wv` that the words select, in two chains.
+/// The lanes of `wv` that the words select, added up vector by vector in two chains:
+/// a vector whose lanes sum to their sum.
 #[inline(always)]
-fn masked_sum<const N: usize>(words: &[u16; N], wv: &[f32x16; N]) -> f32 {
+fn masked_lanes<const N: usize>(words: &[u16; N], wv: &[f32x16; N]) -> f32x16 {
     let (mut even, mut odd) = (f32x16::ZERO, f32x16::ZERO);
     for c in (0..N).step_by(2) {
         even = add_lanes(even, words[c], wv[c]);
@@ -298,7 +320,7 @@ fn masked_sum<const N: usize>(words: &[u16; N], wv: &[f32x16; N]) -> f32 {
             odd = add_lanes(odd, words[c + 1], wv[c + 1]);
         }
     }
-    (even + odd).reduce_add()
+    even + odd
 }
 
 /// The mask of a row's last vector when the slice it covers ends inside that vector, at
@@ -344,28 +366,109 @@ fn row_masks<const W: usize, const TAIL: bool>(words: &[u16; W], shift: u32) -> 
     masks
 }
 
-/// [`bitmap_dots`] on a table of rows of `W ≤ 8` words.
+/// [`bitmap_dots16`] on a table of rows of `W ≤ 8` words.
 #[inline(never)]
-fn dots_fixed<const W: usize>(table: &[[u16; W]], rows: &[usize], w: &[f32], out: &mut [f32]) {
+fn dots16_fixed<const W: usize>(table: &[[u16; W]], rows: &[usize], w: &[f32]) -> [f32; LANES] {
     match fixed_vectors::<W>(w) {
-        (wv, 0) => dots_masked::<W, false>(table, rows, &wv, 0, out),
-        (wv, shift) => dots_masked::<W, true>(table, rows, &wv, shift, out),
+        (wv, 0) => dots16_masked::<W, false>(table, rows, &wv, 0),
+        (wv, shift) => dots16_masked::<W, true>(table, rows, &wv, shift),
     }
 }
 
-/// The rows' sums over `wv`; with `TAIL`, the last vector's mask is [`tail_bits`].
+/// The rows' sums over `wv`, folded into one vector; with `TAIL`, the last vector's
+/// mask is [`tail_bits`].
 #[inline(always)]
-fn dots_masked<const W: usize, const TAIL: bool>(
+fn dots16_masked<const W: usize, const TAIL: bool>(
     table: &[[u16; W]],
     rows: &[usize],
     wv: &[f32x16; W],
     shift: u32,
-    out: &mut [f32],
-) {
+) -> [f32; LANES] {
     let zero = [0u16; W];
-    for (&i, o) in rows.iter().zip(out.iter_mut()) {
-        let masks = row_masks::<W, TAIL>(table.get(i).unwrap_or(&zero), shift);
-        *o = masked_sum(&masks, wv);
+    let row = |k: usize| match rows.get(k) {
+        Some(&i) => masked_lanes(
+            &row_masks::<W, TAIL>(table.get(i).unwrap_or(&zero), shift),
+            wv,
+        ),
+        None => f32x16::ZERO,
+    };
+    let mut pairs = [f32x16::ZERO; 8];
+    for (k, p) in pairs.iter_mut().enumerate() {
+        *p = pair_sums(row(2 * k), row(2 * k + 1));
+    }
+    let mut quads = [f32x16::ZERO; 4];
+    for (k, q) in quads.iter_mut().enumerate() {
+        *q = pair_sums(pairs[2 * k], pairs[2 * k + 1]);
+    }
+    quarter_sums(&quads).to_array()
+}
+
+/// `[a₀ + a₁, a₂ + a₃, b₀ + b₁, b₂ + b₃]` in every quarter (four lanes) of the vectors.
+///
+/// On sixteen rows' vectors in pairs, each quarter then holds two partial sums of each
+/// row of the pair; on those results in pairs, one partial sum of each of four rows.
+#[inline(always)]
+fn pair_sums(a: f32x16, b: f32x16) -> f32x16 {
+    #[cfg(all(
+        any(target_arch = "x86", target_arch = "x86_64"),
+        target_feature = "avx512f"
+    ))]
+    {
+        use safe_arch::{add_m512, m512, shuffle_m512};
+        let (a, b) = (cast::<f32x16, m512>(a), cast::<f32x16, m512>(b));
+        // vshufps: lanes 0 and 2 of each quarter of a, then of b; then lanes 1 and 3.
+        cast(add_m512(
+            shuffle_m512::<0b10_00_10_00>(a, b),
+            shuffle_m512::<0b11_01_11_01>(a, b),
+        ))
+    }
+    #[cfg(not(all(
+        any(target_arch = "x86", target_arch = "x86_64"),
+        target_feature = "avx512f"
+    )))]
+    {
+        let (a, b) = (a.to_array(), b.to_array());
+        f32x16::new(core::array::from_fn(|k| {
+            let (src, i) = (if k % 4 < 2 { &a } else { &b }, k / 4 * 4 + 2 * (k % 2));
+            src[i] + src[i + 1]
+        }))
+    }
+}
+
+/// Lane `4g + j` is `Σ_q t_g[4q + j]`: the four quarters of each vector added, one
+/// vector's sums in each quarter of the result, as `(Q₀ + Q₂) + (Q₁ + Q₃)`.
+#[inline(always)]
+fn quarter_sums(t: &[f32x16; 4]) -> f32x16 {
+    #[cfg(all(
+        any(target_arch = "x86", target_arch = "x86_64"),
+        target_feature = "avx512f"
+    ))]
+    {
+        use safe_arch::{
+            add_m256, cast_m256_to_m512, cast_m512_to_m256, extract_m256_from_m512,
+            insert_m256_to_m512, m256, m512, permute2z_m256,
+        };
+        // [Q₀ + Q₂, Q₁ + Q₃] of each vector, in 256 bits.
+        let halves = t.map(|v| {
+            let v = cast::<f32x16, m512>(v);
+            add_m256(cast_m512_to_m256(v), extract_m256_from_m512::<1>(v))
+        });
+        // Two vectors' 128-bit halves side by side, added: their sums, in 256 bits.
+        let two =
+            |a: m256, b: m256| add_m256(permute2z_m256::<0x20>(a, b), permute2z_m256::<0x31>(a, b));
+        let (lo, hi) = (two(halves[0], halves[1]), two(halves[2], halves[3]));
+        cast(insert_m256_to_m512::<1>(cast_m256_to_m512(lo), hi))
+    }
+    #[cfg(not(all(
+        any(target_arch = "x86", target_arch = "x86_64"),
+        target_feature = "avx512f"
+    )))]
+    {
+        let t = t.map(|v| v.to_array());
+        f32x16::new(core::array::from_fn(|k| {
+            let (v, j) = (&t[k / 4], k % 4);
+            (v[j] + v[8 + j]) + (v[4 + j] + v[12 + j])
+        }))
     }
 }
 

@@ -463,8 +463,7 @@ impl<'a, P: Prior> LogisticBits<'a, P> {
             for (yk, &i) in y.iter_mut().zip(chunk) {
                 *yk = self.y.get(i).copied().unwrap_or(0.0);
             }
-            let mut z = [0.0f32; ROWS];
-            imp::bitmap_dots(table, stride, chunk, theta, &mut z[..n]);
+            let z = imp::bitmap_dots16(table, stride, chunk, theta);
             let c = weights(&y, &z).map(|c| c * s);
             imp::bitmap_axpys(&c[..n], table, stride, chunk, grad);
         }
