@@ -3,8 +3,8 @@
 
 use sgld::math::{exp, log_sigmoid, sigmoid, softplus, tanh};
 use sgld::models::{
-    BitRows, Gaussian, GaussianMean, Laplace, LinearRegression, LogisticBits, LogisticDense,
-    LogisticSparse, Mlp, Model, Noise, SparseRows, TiedMixture,
+    BitRows, Flat, Gaussian, GaussianMean, Laplace, LinearRegression, LogisticBits, LogisticDense,
+    LogisticSparse, Mlp, Model, Noise, Prior, SparseRows, TiedMixture,
 };
 use sgld::noise::{default_rng, fill_normal};
 
@@ -230,6 +230,31 @@ fn laplace_prior_gradient_is_minus_sign_over_scale() {
     m.add_log_prior_grad(&[0.0, -0.0], &mut g);
     assert_eq!(g, [0.0, 0.0], "subgradient 0 at 0");
     check_gradients(&m, &[0.25, -0.75], &[0], 1e-4);
+}
+
+#[test]
+fn priors_write_what_they_add() {
+    // write_grad overwrites (whatever grad held) with what add_grad adds to zeros, on
+    // lengths that leave a vector tail, and with zeros and a NaN in θ.
+    let theta: Vec<f32> = (0..37)
+        .map(|j| match j {
+            5 => 0.0,
+            6 => -0.0,
+            7 => f32::NAN,
+            _ => (j as f32 - 18.0) / 7.0,
+        })
+        .collect();
+    fn check<P: Prior>(p: P, theta: &[f32]) {
+        let mut added = vec![0.0f32; theta.len()];
+        p.add_grad(theta, &mut added);
+        let mut written = vec![f32::NAN; theta.len()];
+        p.write_grad(theta, &mut written);
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&written), bits(&added));
+    }
+    check(Laplace::new(0.5).unwrap(), &theta);
+    check(Gaussian::new(2.0).unwrap(), &theta);
+    check(Flat, &theta);
 }
 
 #[test]

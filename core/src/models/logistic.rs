@@ -487,8 +487,7 @@ impl<P: Prior> Model for LogisticBits<'_, P> {
     /// margins are computed), then the batch's terms scaled as they are added.
     #[inline]
     fn scaled_grad(&self, theta: &[f32], batch: &[usize], s: f32, grad: &mut [f32]) {
-        crate::kernels::zero(grad);
-        self.prior.add_grad(theta, grad);
+        self.prior.write_grad(theta, grad);
         self.add_scaled_log_lik_grad(theta, batch, s, grad);
     }
     fn log_prior(&self, theta: &[f32]) -> f64 {

@@ -6,6 +6,12 @@ use crate::error::{Error, check_positive};
 pub trait Prior {
     /// `grad += ∇ log p(θ)` over the coordinates of `theta`.
     fn add_grad(&self, theta: &[f32], grad: &mut [f32]);
+    /// `grad = ∇ log p(θ)`, overwriting `grad` (the default clears it, then adds).
+    #[inline]
+    fn write_grad(&self, theta: &[f32], grad: &mut [f32]) {
+        crate::kernels::zero(grad);
+        self.add_grad(theta, grad);
+    }
     /// `log p(θ)` including its normalising constant, in f64.
     fn log_density(&self, theta: &[f32]) -> f64;
 }
@@ -30,6 +36,20 @@ impl Laplace {
     }
 }
 
+impl Laplace {
+    /// `−sign(θⱼ)/b` (0 at `θⱼ = 0` and for NaN).
+    #[inline(always)]
+    fn grad_at(inv: f32, t: f32) -> f32 {
+        if t > 0.0 {
+            -inv
+        } else if t < 0.0 {
+            inv
+        } else {
+            0.0
+        }
+    }
+}
+
 impl Prior for Laplace {
     #[inline]
     fn add_grad(&self, theta: &[f32], grad: &mut [f32]) {
@@ -39,13 +59,15 @@ impl Prior for Laplace {
             // plain vector loads, blends and stores. Updating only the elements with
             // θⱼ ≠ 0 compiles to masked loads and stores, which wait for the gradient's
             // own stores to reach the cache instead of taking their values on the way.
-            *g += if t > 0.0 {
-                -inv
-            } else if t < 0.0 {
-                inv
-            } else {
-                0.0
-            };
+            *g += Self::grad_at(inv, t);
+        }
+    }
+
+    #[inline]
+    fn write_grad(&self, theta: &[f32], grad: &mut [f32]) {
+        let inv = 1.0 / self.scale;
+        for (g, &t) in grad.iter_mut().zip(theta) {
+            *g = Self::grad_at(inv, t);
         }
     }
 
