@@ -155,6 +155,14 @@ fn bitmap(c: &mut Criterion) {
                 reference::bitmap_dots(black_box(&table), stride, black_box(&rows), &w, &mut out)
             })
         });
+        let d16 = simd::bitmap_dots16(&table, stride, &rows, &w);
+        assert!(d16[..10] == ds[..] && d16[10..].iter().all(|&v| v == 0.0));
+        g.bench_with_input(BenchmarkId::new("dots16_simd", n), &n, |bch, _| {
+            bch.iter(|| simd::bitmap_dots16(black_box(&table), stride, black_box(&rows), &w))
+        });
+        g.bench_with_input(BenchmarkId::new("dots16_scalar", n), &n, |bch, _| {
+            bch.iter(|| reference::bitmap_dots16(black_box(&table), stride, black_box(&rows), &w))
+        });
         g.bench_with_input(BenchmarkId::new("axpys_simd", n), &n, |bch, _| {
             bch.iter(|| {
                 simd::bitmap_axpys(black_box(&alphas), &table, stride, &rows, black_box(&mut y))
