@@ -271,11 +271,11 @@ pub fn bitmap_dots(table: &[u16], stride: usize, rows: &[usize], w: &[f32], out:
 /// read.
 ///
 /// Each row's masked adds leave a vector whose lanes sum to its dot product. Rows of up
-/// to eight words then fold their sixteen vectors into one ([`pair_sums`] twice, then
-/// [`quarter_sums`]): 15 vector adds for sixteen rows, where summing each row's vector
-/// on its own takes four adds a row, and the sums leave as one vector, which a
-/// caller's vector load takes straight from the store (sixteen scalar stores read back
-/// as one vector wait for all of them to reach the cache).
+/// to eight words then fold their sixteen vectors into one (pair sums within each
+/// quarter twice, then the quarters): 15 vector adds for sixteen rows, where summing
+/// each row's vector on its own takes four adds a row, and the sums leave as one
+/// vector, which a caller's vector load takes straight from the store (sixteen scalar
+/// stores read back as one vector wait for all of them to reach the cache).
 #[inline]
 pub fn bitmap_dots16(table: &[u16], stride: usize, rows: &[usize], w: &[f32]) -> [f32; LANES] {
     let rows = &rows[..rows.len().min(LANES)];
