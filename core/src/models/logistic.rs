@@ -444,14 +444,13 @@ impl<'a, P: Prior> LogisticBits<'a, P> {
 
     /// The linear predictor `βᵀxᵢ` of row `i` (0 past the end).
     pub fn margin(&self, theta: &[f32], i: usize) -> f32 {
-        let mut z = [0.0f32];
-        imp::bitmap_dots(self.rows.words, self.rows.stride(), &[i], theta, &mut z);
-        z[0]
+        imp::bitmap_dots16(self.rows.words, self.rows.stride(), &[i], theta)[0]
     }
 
     /// `grad += s Σ_{i ∈ batch} ∇ log p(xᵢ|θ)`, in chunks of sixteen rows: the margins
-    /// in one [`bitmap_dots`](imp::bitmap_dots) pass, the weights `s yᵢ σ(−yᵢ βᵀxᵢ)` in
-    /// one vector pass, the scatter-adds in one [`bitmap_axpys`](imp::bitmap_axpys) pass.
+    /// as one vector ([`bitmap_dots16`](imp::bitmap_dots16)), the weights
+    /// `s yᵢ σ(−yᵢ βᵀxᵢ)` in one vector pass, the scatter-adds in one
+    /// [`bitmap_axpys`](imp::bitmap_axpys) pass.
     #[inline]
     fn add_scaled_log_lik_grad(&self, theta: &[f32], batch: &[usize], s: f32, grad: &mut [f32]) {
         let (table, stride) = (self.rows.words, self.rows.stride());

@@ -34,9 +34,7 @@ impl Laplace {
         )?;
         Ok(Self { scale })
     }
-}
 
-impl Laplace {
     /// `−sign(θⱼ)/b` (0 at `θⱼ = 0` and for NaN).
     #[inline(always)]
     fn grad_at(inv: f32, t: f32) -> f32 {

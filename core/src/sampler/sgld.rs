@@ -274,9 +274,10 @@ impl Sgld {
         E: GradientEstimator + ?Sized,
         R: Rng + ?Sized,
     {
-        let mut info = match self.opts.clip {
+        let clip = self.opts.clip;
+        let mut info = match clip {
             Some(_) => {
-                let info = common::gradient(estimator, theta, batch, grad, self.opts.clip, eps);
+                let info = common::gradient(estimator, theta, batch, grad, clip, eps);
                 if info.non_finite {
                     return info;
                 }
@@ -297,7 +298,7 @@ impl Sgld {
             crate::kernels::zero(noise);
         }
         let check = imp::langevin_step_checked(theta, grad, noise, 0.5 * eps, scale);
-        if self.opts.clip.is_none() {
+        if clip.is_none() {
             info.grad_norm = libm::sqrtf(check.grad_sq);
         }
         info.noise_norm = scale * libm::sqrtf(check.noise_sq);
