@@ -87,6 +87,22 @@ proptest! {
     }
 
     #[test]
+    fn dots_rows_lanes_special_values_agree((a, b) in pair_of(special())) {
+        // One row each: the masked last vector adds 0·0 in the lanes the body counted, so
+        // an ∞ there stays an ∞ (not ∞·0 = NaN), and the twins agree value for value.
+        let n = a.len();
+        let (mut s, mut r) = ([f64::NAN], [f64::NAN]);
+        simd::dots_rows_f32_lanes(&a, &b, n, n, &mut s, 1);
+        reference::dots_rows_f32_lanes(&a, &b, n, n, &mut r, 1);
+        prop_assert!(s[0] == r[0] || (s[0].is_nan() && r[0].is_nan()), "{} vs {}", s[0], r[0]);
+        // The same class as the f64 sum (finite values here are small: no lane overflows).
+        let mut e = [f64::NAN];
+        reference::dots_rows_f32(&a, &b, n, n, &mut e, 1);
+        let class = |x: f64| (x.is_nan(), x.is_infinite() && x > 0.0, x.is_infinite() && x < 0.0);
+        prop_assert_eq!(class(s[0]), class(e[0]), "{} vs f64 {}", s[0], e[0]);
+    }
+
+    #[test]
     fn axpy_special_values_agree((x, y) in pair_of(special()), alpha in special()) {
         let mut ys = y.clone();
         let mut yr = y.clone();
@@ -367,7 +383,7 @@ proptest! {
 
     #[test]
     fn row_products_match_twin(
-        (ra, rb, len, extra) in (0usize..12, 0usize..12, 0usize..40, 0usize..4),
+        (ra, rb, len, extra) in (0usize..12, 0usize..12, 0usize..72, 0usize..4),
         (short_a, short_b, cols_cut) in (0usize..3, 0usize..3, 0usize..3),
         seed in any::<u64>(),
     ) {
@@ -417,6 +433,29 @@ proptest! {
         reference::dots_rows_f32(&a32, &b32, stride, len, &mut r32, cols);
         prop_assert_eq!(&s32, &s);
         prop_assert_eq!(&r32, &r);
+        // Sixteen f32 lanes: the twins bit for bit, and within the lanes' rounding of
+        // the f64 sums: k = ⌈len/16⌉ multiply-adds a lane and four levels of adds, each a
+        // relative 2⁻²⁴ of the magnitudes it sums (γ_{k+4} in f32), plus the f64 sums' own.
+        let (mut sl, mut rl) = (vec![f64::NAN; ra * cols], vec![f64::NAN; ra * cols]);
+        simd::dots_rows_f32_lanes(&a32, &b32, stride, len, &mut sl, cols);
+        reference::dots_rows_f32_lanes(&a32, &b32, stride, len, &mut rl, cols);
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        prop_assert_eq!(bits(&sl), bits(&rl));
+        let k = (len.div_ceil(16) + 4) as f64 * f64::from(f32::EPSILON) / 2.0;
+        for i in 0..ra {
+            for c in 0..cols {
+                let (x, y) = (sl[i * cols + c], s[i * cols + c]);
+                if i >= fit_a || c >= fit_b {
+                    prop_assert_eq!(x, 0.0);
+                    continue;
+                }
+                let abs: f64 = (0..len)
+                    .map(|m| (a[i * stride + m] * b[c * stride + m]).abs())
+                    .sum();
+                let tol = (k / (1.0 - k) + 2.0 * (len + 1) as f64 * u) * abs;
+                prop_assert!((x - y).abs() <= tol, "lanes {i},{c}: {x} vs {y}");
+            }
+        }
         // Each product is summed as dots_f64 sums it.
         if ra > 0 && fit_a > 0 && fit_b >= cols {
             let mut d = vec![0.0f64; cols];

@@ -128,6 +128,11 @@ fuzz_target!(|input: (Vec<f64>, Vec<f64>, u8, u8)| {
         same(&s, &s64) && same(&r, &r64),
         "dots_rows_f32 differs from f64"
     );
+    // In sixteen f32 lanes: the twins value for value.
+    let (mut s, mut r) = (vec![f64::NAN; n_out], vec![f64::NAN; n_out]);
+    simd::dots_rows_f32_lanes(&c32, &r32, stride, len, &mut s, cols);
+    reference::dots_rows_f32_lanes(&c32, &r32, stride, len, &mut r, cols);
+    assert!(same(&s, &r), "dots_rows_f32_lanes differs from its twin");
 
     let (gr, gi, gc) = (stride % 11, len % 13, (stride / 11 + len / 13) % 40);
     let n_out = (gr * gc).saturating_sub(coef.len() % 3);

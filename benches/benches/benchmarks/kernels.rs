@@ -415,6 +415,14 @@ fn row_kernels_f32(c: &mut Criterion) {
                 .all(|(s, r)| (s - r).abs() <= 1e-9 * (1.0 + r.abs())),
             "dots_rows_f32 sanity check"
         );
+        let mut pl = [0.0f64; ROWS * ROWS];
+        simd::dots_rows_f32_lanes(&t, &y, n, n, &mut pl, ROWS);
+        assert!(
+            pl.iter()
+                .zip(&pr)
+                .all(|(s, r)| (s - r).abs() <= 1e-5 * (1.0 + r.abs())),
+            "dots_rows_f32_lanes sanity check"
+        );
         g.throughput(Throughput::Elements((ROWS * n) as u64));
         // The rows turned channel-major: the first eight rows as columns, `stride` n.
         let rows: [&[f32]; 8] = std::array::from_fn(|q| &m[q * ROWS..(q + 1) * ROWS]);
@@ -539,6 +547,34 @@ fn row_kernels_f32(c: &mut Criterion) {
                 )
             })
         });
+        g.bench_with_input(BenchmarkId::new("dots_rows_lanes_simd", n), &n, |bch, _| {
+            bch.iter(|| {
+                simd::dots_rows_f32_lanes(
+                    black_box(&t),
+                    black_box(&y),
+                    n,
+                    n,
+                    black_box(&mut p),
+                    ROWS,
+                )
+            })
+        });
+        g.bench_with_input(
+            BenchmarkId::new("dots_rows_lanes_scalar", n),
+            &n,
+            |bch, _| {
+                bch.iter(|| {
+                    reference::dots_rows_f32_lanes(
+                        black_box(&t),
+                        black_box(&y),
+                        n,
+                        n,
+                        black_box(&mut p),
+                        ROWS,
+                    )
+                })
+            },
+        );
     }
     g.finish();
 }

@@ -255,6 +255,61 @@ pub fn dots_rows_f32(
     dots_rows(a, b, stride, len, out, cols);
 }
 
+/// [`dots_rows_f32`] in sixteen f32 lanes: element `m` of a product goes to lane
+/// `m mod 16` by a fused multiply-add, except that when `len` is not a multiple of 16
+/// the last `len mod 16` elements go to the lanes of a vector ending at element `len`
+/// (lane `m + 16 − len`; for `len < 16`, lane `m`), every lane taking one more
+/// multiply-add there (`0·0` for the lanes that get no element). The lanes `v` are then
+/// added in f32 as `(Q₀ + Q₂) + (Q₁ + Q₃)` with `Q_q = (v[4q] + v[4q+1]) + (v[4q+2] +
+/// v[4q+3])`, and the sum widened to f64.
+pub fn dots_rows_f32_lanes(
+    a: &[f32],
+    b: &[f32],
+    stride: usize,
+    len: usize,
+    out: &mut [f64],
+    cols: usize,
+) {
+    if cols == 0 {
+        return;
+    }
+    let fit_a = rows_that_fit(a.len(), stride, len);
+    let fit_b = rows_that_fit(b.len(), stride, len);
+    let body = len - len % 16;
+    for (i, row) in out.chunks_exact_mut(cols).enumerate() {
+        for (k, o) in row.iter_mut().enumerate() {
+            *o = if i < fit_a && k < fit_b {
+                let (ar, br) = (&a[i * stride..][..len], &b[k * stride..][..len]);
+                let mut lanes = [0.0f32; 16];
+                for m in 0..body {
+                    lanes[m % 16] = mul_add(ar[m], br[m], lanes[m % 16]);
+                }
+                if body < len {
+                    // The last vector: lane l holds element `end − 16 + l` when that is
+                    // past the body, else nothing (0·0).
+                    let first = len.max(16) - 16;
+                    for (l, lane) in lanes.iter_mut().enumerate() {
+                        let m = first + l;
+                        let (x, y) = if m >= body && m < len {
+                            (ar[m], br[m])
+                        } else {
+                            (0.0, 0.0)
+                        };
+                        *lane = mul_add(x, y, *lane);
+                    }
+                }
+                let q: [f32; 4] = core::array::from_fn(|q| {
+                    let v = &lanes[4 * q..4 * q + 4];
+                    (v[0] + v[1]) + (v[2] + v[3])
+                });
+                f64::from((q[0] + q[2]) + (q[1] + q[3]))
+            } else {
+                0.0
+            };
+        }
+    }
+}
+
 fn dots_rows<T: Copy + Into<f64>>(
     a: &[T],
     b: &[T],

@@ -392,14 +392,16 @@ fn dots16_masked<const W: usize, const TAIL: bool>(
         ),
         None => f32x16::ZERO,
     };
-    let mut pairs = [f32x16::ZERO; 8];
-    for (k, p) in pairs.iter_mut().enumerate() {
-        *p = pair_sums(row(2 * k), row(2 * k + 1));
-    }
-    let mut quads = [f32x16::ZERO; 4];
-    for (k, q) in quads.iter_mut().enumerate() {
-        *q = pair_sums(pairs[2 * k], pairs[2 * k + 1]);
-    }
+    lane_sums16(core::array::from_fn(row))
+}
+
+/// `[Σ v₀, …, Σ v₁₅]`, each sum `(Q₀ + Q₂) + (Q₁ + Q₃)` of its vector's quarter sums
+/// `Q_q = (v[4q] + v[4q+1]) + (v[4q+2] + v[4q+3])`: pair sums within each quarter twice,
+/// then the quarters, 15 vector adds for the sixteen sums, which leave as one vector.
+#[inline(always)]
+fn lane_sums16(v: [f32x16; 16]) -> [f32; LANES] {
+    let pairs: [f32x16; 8] = core::array::from_fn(|k| pair_sums(v[2 * k], v[2 * k + 1]));
+    let quads: [f32x16; 4] = core::array::from_fn(|k| pair_sums(pairs[2 * k], pairs[2 * k + 1]));
     quarter_sums(&quads).to_array()
 }
 
@@ -1041,7 +1043,7 @@ pub fn dots_rows_f64(
     out: &mut [f64],
     cols: usize,
 ) {
-    dots_rows(a, b, stride, len, out, cols);
+    dots_rows::<F64>(a, b, stride, len, out, cols);
 }
 
 /// [`dots_rows_f64`] of f32 rows, summed in f64: each product of two f32 is exact in
@@ -1054,42 +1056,126 @@ pub fn dots_rows_f32(
     out: &mut [f64],
     cols: usize,
 ) {
-    dots_rows(a, b, stride, len, out, cols);
+    dots_rows::<F32InF64>(a, b, stride, len, out, cols);
 }
 
-/// A float that widens to f64 exactly: the element types of [`dots_rows`].
-trait Widen: Copy {
-    /// Eight floats (exactly) as f64 lanes.
-    fn load8(s: &[Self]) -> wide::f64x8;
-    fn widen(self) -> f64;
+/// [`dots_rows_f32`] in sixteen f32 lanes where it keeps eight f64 ones, at about twice
+/// its speed: [`reference::dots_rows_f32_lanes`](super::reference::dots_rows_f32_lanes)
+/// bit for bit.
+///
+/// Element `m` of a product goes to lane `m mod 16` by a fused multiply-add in f32
+/// (the elements of a ragged last vector to the lanes that vector loads them into), and
+/// the sixteen lanes are added in f32 by a tree shared among sixteen products, whose
+/// sums leave as one vector to be widened. A lane holds `k = ⌈len/16⌉` products or
+/// fewer, so a dot is within about `(k + 4)·2⁻²⁴·Σ|aₘbₘ|` of the exact one, where
+/// [`dots_rows_f32`] is exact but for f64 roundings: half the multiply-adds, and a
+/// sixteenth of the reductions' shuffles, at a precision that suits products of values
+/// themselves rounded to f32.
+pub fn dots_rows_f32_lanes(
+    a: &[f32],
+    b: &[f32],
+    stride: usize,
+    len: usize,
+    out: &mut [f64],
+    cols: usize,
+) {
+    dots_rows::<F32Lanes>(a, b, stride, len, out, cols);
 }
 
-impl Widen for f64 {
+/// How [`dots_rows`] sums: vectors of partial sums `V`, loaded from rows of `Elem`.
+trait DotLanes {
+    type Elem: Copy + Default;
+    type V: Lanes + core::ops::BitAnd<Output = Self::V>;
+    /// The vector of `s`, exactly `V::N` floats long (as the sums' type).
+    fn load(s: &[Self::Elem]) -> Self::V;
+    /// Only the last `tail` lanes set (`0 < tail < V::N`), the others clear.
+    fn tail_mask(tail: usize) -> Self::V;
+    /// The lane sums of the first `used` vectors (the rest are zero).
+    fn lane_sums(v: &[Self::V; 16], used: usize) -> [f64; 16];
+}
+
+/// f64 rows, f64 lanes.
+struct F64;
+
+/// f32 rows widened (exactly) to f64 lanes.
+struct F32InF64;
+
+/// f32 rows, f32 lanes.
+struct F32Lanes;
+
+/// [`DotLanes::lane_sums`] of eight f64 lanes: [`sum_lanes8`] eight vectors at a time.
+#[inline(always)]
+fn lane_sums_f64(v: &[wide::f64x8; 16], used: usize) -> [f64; 16] {
+    let mut s = [0.0; 16];
+    let (s8, v8) = (s.as_chunks_mut::<8>().0, v.as_chunks::<8>().0);
+    for (s, v) in s8.iter_mut().zip(v8).take(used.div_ceil(8)) {
+        *s = sum_lanes8(v);
+    }
+    s
+}
+
+impl DotLanes for F64 {
+    type Elem = f64;
+    type V = wide::f64x8;
     #[inline(always)]
-    fn load8(s: &[f64]) -> wide::f64x8 {
+    fn load(s: &[f64]) -> wide::f64x8 {
         load_f64(s)
     }
     #[inline(always)]
-    fn widen(self) -> f64 {
-        self
+    fn tail_mask(tail: usize) -> wide::f64x8 {
+        tail_mask_f64(tail)
+    }
+    #[inline(always)]
+    fn lane_sums(v: &[wide::f64x8; 16], used: usize) -> [f64; 16] {
+        lane_sums_f64(v, used)
     }
 }
 
-impl Widen for f32 {
+impl DotLanes for F32InF64 {
+    type Elem = f32;
+    type V = wide::f64x8;
     #[inline(always)]
-    fn load8(s: &[f32]) -> wide::f64x8 {
+    fn load(s: &[f32]) -> wide::f64x8 {
         let mut a = [0.0f32; 8];
         a.copy_from_slice(s);
         wide::f64x8::from(a.map(f64::from))
     }
     #[inline(always)]
-    fn widen(self) -> f64 {
-        f64::from(self)
+    fn tail_mask(tail: usize) -> wide::f64x8 {
+        tail_mask_f64(tail)
+    }
+    #[inline(always)]
+    fn lane_sums(v: &[wide::f64x8; 16], used: usize) -> [f64; 16] {
+        lane_sums_f64(v, used)
+    }
+}
+
+impl DotLanes for F32Lanes {
+    type Elem = f32;
+    type V = f32x16;
+    #[inline(always)]
+    fn load(s: &[f32]) -> f32x16 {
+        load(s)
+    }
+    #[inline(always)]
+    fn tail_mask(tail: usize) -> f32x16 {
+        tail_mask(tail)
+    }
+    #[inline(always)]
+    fn lane_sums(v: &[f32x16; 16], _used: usize) -> [f64; 16] {
+        lane_sums16(*v).map(f64::from)
     }
 }
 
 #[inline(always)]
-fn dots_rows<T: Widen>(a: &[T], b: &[T], stride: usize, len: usize, out: &mut [f64], cols: usize) {
+fn dots_rows<L: DotLanes>(
+    a: &[L::Elem],
+    b: &[L::Elem],
+    stride: usize,
+    len: usize,
+    out: &mut [f64],
+    cols: usize,
+) {
     if cols == 0 {
         return;
     }
@@ -1104,11 +1190,11 @@ fn dots_rows<T: Widen>(a: &[T], b: &[T], stride: usize, len: usize, out: &mut [f
     let mut i0 = 0;
     for p in even_parts(fit_a, 5) {
         match p {
-            5 => dots_rows_block::<T, 5>(a, b, stride, len, out, cols, i0, fit_b),
-            4 => dots_rows_block::<T, 4>(a, b, stride, len, out, cols, i0, fit_b),
-            3 => dots_rows_block::<T, 3>(a, b, stride, len, out, cols, i0, fit_b),
-            2 => dots_rows_block::<T, 2>(a, b, stride, len, out, cols, i0, fit_b),
-            _ => dots_rows_block::<T, 1>(a, b, stride, len, out, cols, i0, fit_b),
+            5 => dots_rows_block::<L, 5>(a, b, stride, len, out, cols, i0, fit_b),
+            4 => dots_rows_block::<L, 4>(a, b, stride, len, out, cols, i0, fit_b),
+            3 => dots_rows_block::<L, 3>(a, b, stride, len, out, cols, i0, fit_b),
+            2 => dots_rows_block::<L, 2>(a, b, stride, len, out, cols, i0, fit_b),
+            _ => dots_rows_block::<L, 1>(a, b, stride, len, out, cols, i0, fit_b),
         }
         i0 += p;
     }
@@ -1118,9 +1204,9 @@ fn dots_rows<T: Widen>(a: &[T], b: &[T], stride: usize, len: usize, out: &mut [f
 /// `b` (all of which fit: the caller checked).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn dots_rows_block<T: Widen, const P: usize>(
-    a: &[T],
-    b: &[T],
+fn dots_rows_block<L: DotLanes, const P: usize>(
+    a: &[L::Elem],
+    b: &[L::Elem],
     stride: usize,
     len: usize,
     out: &mut [f64],
@@ -1128,7 +1214,7 @@ fn dots_rows_block<T: Widen, const P: usize>(
     i0: usize,
     nb: usize,
 ) {
-    let ar: [&[T]; P] = core::array::from_fn(|p| &a[(i0 + p) * stride..][..len]);
+    let ar: [&[L::Elem]; P] = core::array::from_fn(|p| &a[(i0 + p) * stride..][..len]);
     // Groups of rows of `b` as even as their number allows (ten rows are two groups of
     // five, not eight and two), each at most what fits in the 32 vector registers with
     // the `P × R` accumulators: a group costs what its multiply-adds do only when it
@@ -1137,14 +1223,14 @@ fn dots_rows_block<T: Widen, const P: usize>(
     let mut k0 = 0;
     for r in even_parts(nb, most) {
         let group = match r {
-            8 => dots_rows_group::<T, P, 8>,
-            7 => dots_rows_group::<T, P, 7>,
-            6 => dots_rows_group::<T, P, 6>,
-            5 => dots_rows_group::<T, P, 5>,
-            4 => dots_rows_group::<T, P, 4>,
-            3 => dots_rows_group::<T, P, 3>,
-            2 => dots_rows_group::<T, P, 2>,
-            _ => dots_rows_group::<T, P, 1>,
+            8 => dots_rows_group::<L, P, 8>,
+            7 => dots_rows_group::<L, P, 7>,
+            6 => dots_rows_group::<L, P, 6>,
+            5 => dots_rows_group::<L, P, 5>,
+            4 => dots_rows_group::<L, P, 4>,
+            3 => dots_rows_group::<L, P, 3>,
+            2 => dots_rows_group::<L, P, 2>,
+            _ => dots_rows_group::<L, P, 1>,
         };
         group(&ar, b, stride, out, cols, i0, k0);
         k0 += r;
@@ -1154,94 +1240,102 @@ fn dots_rows_block<T: Widen, const P: usize>(
 /// The `P × R` products (`P ≤ 5`) of rows `ar` with the `R` rows of `b` from
 /// `k0`, into `out`.
 #[inline(always)]
-fn dots_rows_group<T: Widen, const P: usize, const R: usize>(
-    ar: &[&[T]; P],
-    b: &[T],
+fn dots_rows_group<L: DotLanes, const P: usize, const R: usize>(
+    ar: &[&[L::Elem]; P],
+    b: &[L::Elem],
     stride: usize,
     out: &mut [f64],
     cols: usize,
     i0: usize,
     k0: usize,
 ) {
-    use wide::f64x8;
+    let zero = L::V::ZERO;
+    let lanes = L::V::N;
     let n = ar.first().map_or(0, |r| r.len());
     // Rows of `a` past the first P repeat the last one (their sums are never written).
-    let a: [&[T]; 5] = core::array::from_fn(|p| &ar[p.min(P - 1)][..n]);
-    let body = n - n % 8;
-    // With n ≥ 8, a ragged tail is one more vector: the last eight elements, with the
-    // lanes the body already counted masked off.
-    let tail = (!n.is_multiple_of(8) && n >= 8).then(|| (n - 8, tail_mask_f64(n % 8)));
-    let br: [&[T]; R] = core::array::from_fn(|q| &b[(k0 + q) * stride..][..n]);
+    let a: [&[L::Elem]; 5] = core::array::from_fn(|p| &ar[p.min(P - 1)][..n]);
+    let body = n - n % lanes;
+    let br: [&[L::Elem]; R] = core::array::from_fn(|q| &b[(k0 + q) * stride..][..n]);
+    // A ragged end is one more vector: the last `lanes` elements with the lanes the body
+    // counted already masked off (both operands masked, so such a lane adds 0·0 and an
+    // ∞ there cannot make NaN), or for a row shorter than a vector, the row padded
+    // with zeros.
+    let mask = (n >= lanes && body < n).then(|| L::tail_mask(n - body));
+    #[inline(always)]
+    fn tail<L: DotLanes>(row: &[L::Elem], mask: Option<L::V>) -> L::V {
+        let (n, lanes) = (row.len(), L::V::N);
+        match mask {
+            Some(mask) => L::load(&row[n - lanes..]) & mask,
+            None => {
+                let mut padded = [L::Elem::default(); 16];
+                padded[..n].copy_from_slice(row);
+                L::load(&padded[..lanes])
+            }
+        }
+    }
     // One flat array per row of `a`: LLVM keeps flat arrays of vectors in registers
     // through the loop, but stores a nested one to memory on every step.
-    let mut acc0 = [f64x8::ZERO; R];
-    let mut acc1 = [f64x8::ZERO; R];
-    let mut acc2 = [f64x8::ZERO; R];
-    let mut acc3 = [f64x8::ZERO; R];
-    let mut acc4 = [f64x8::ZERO; R];
+    let mut acc0 = [zero; R];
+    let mut acc1 = [zero; R];
+    let mut acc2 = [zero; R];
+    let mut acc3 = [zero; R];
+    let mut acc4 = [zero; R];
     #[inline(always)]
-    fn step<const R: usize>(acc: &mut [f64x8; R], av: f64x8, bv: &[f64x8; R]) {
+    fn step<V: Lanes, const R: usize>(acc: &mut [V; R], av: V, bv: &[V; R]) {
         for (acc, bv) in acc.iter_mut().zip(bv) {
             *acc = av.mul_add(*bv, *acc);
         }
     }
-    for m in (0..body / 8).map(|v| 8 * v) {
-        let bv: [f64x8; R] = core::array::from_fn(|q| T::load8(&br[q][m..m + 8]));
-        step(&mut acc0, T::load8(&a[0][m..m + 8]), &bv);
+    for m in (0..body / lanes).map(|v| v * lanes) {
+        let bv: [L::V; R] = core::array::from_fn(|q| L::load(&br[q][m..m + lanes]));
+        step(&mut acc0, L::load(&a[0][m..m + lanes]), &bv);
         if P >= 2 {
-            step(&mut acc1, T::load8(&a[1][m..m + 8]), &bv);
+            step(&mut acc1, L::load(&a[1][m..m + lanes]), &bv);
         }
         if P >= 3 {
-            step(&mut acc2, T::load8(&a[2][m..m + 8]), &bv);
+            step(&mut acc2, L::load(&a[2][m..m + lanes]), &bv);
         }
         if P >= 4 {
-            step(&mut acc3, T::load8(&a[3][m..m + 8]), &bv);
+            step(&mut acc3, L::load(&a[3][m..m + lanes]), &bv);
         }
         if P >= 5 {
-            step(&mut acc4, T::load8(&a[4][m..m + 8]), &bv);
+            step(&mut acc4, L::load(&a[4][m..m + lanes]), &bv);
         }
     }
-    if let Some((w, mask)) = tail {
-        // Both operands masked, so a lane counted already adds 0·0 (an ∞ there cannot
-        // make NaN), and the rest is one more step of the body.
-        let bv: [f64x8; R] = core::array::from_fn(|q| T::load8(&br[q][w..]) & mask);
-        let av = |p: usize| T::load8(&a[p][w..]) & mask;
-        step(&mut acc0, av(0), &bv);
+    if body < n {
+        let bv: [L::V; R] = core::array::from_fn(|q| tail::<L>(br[q], mask));
+        step(&mut acc0, tail::<L>(a[0], mask), &bv);
         if P >= 2 {
-            step(&mut acc1, av(1), &bv);
+            step(&mut acc1, tail::<L>(a[1], mask), &bv);
         }
         if P >= 3 {
-            step(&mut acc2, av(2), &bv);
+            step(&mut acc2, tail::<L>(a[2], mask), &bv);
         }
         if P >= 4 {
-            step(&mut acc3, av(3), &bv);
+            step(&mut acc3, tail::<L>(a[3], mask), &bv);
         }
         if P >= 5 {
-            step(&mut acc4, av(4), &bv);
+            step(&mut acc4, tail::<L>(a[4], mask), &bv);
         }
     }
-    // The P·R horizontal sums, eight at a time (a shuffle tree shares its steps among
-    // the eight, where a sum on its own takes three shuffles and three adds).
-    let mut flat = [f64x8::ZERO; 40];
+    // The P·R horizontal sums, sixteen vectors at a time (a shuffle tree shares its
+    // steps among them, where a sum on its own takes a shuffle and an add a level).
+    let mut flat = [zero; 48];
     for (p, acc) in [acc0, acc1, acc2, acc3, acc4].iter().take(P).enumerate() {
         flat[p * R..(p + 1) * R].copy_from_slice(acc);
     }
-    let mut sums = [0.0f64; 40];
-    let (sums8, flat8) = (sums.as_chunks_mut::<8>().0, flat.as_chunks::<8>().0);
-    for (s, v) in sums8.iter_mut().zip(flat8).take((P * R).div_ceil(8)) {
-        *s = sum_lanes8(v);
+    let mut sums = [0.0f64; 48];
+    let (sums16, flat16) = (sums.as_chunks_mut::<16>().0, flat.as_chunks::<16>().0);
+    for (k, (s, v)) in sums16
+        .iter_mut()
+        .zip(flat16)
+        .enumerate()
+        .take((P * R).div_ceil(16))
+    {
+        *s = L::lane_sums(v, P * R - 16 * k);
     }
     for p in 0..P {
-        let row = &mut out[(i0 + p) * cols + k0..][..R];
-        for (q, (o, r)) in row.iter_mut().zip(&br).enumerate() {
-            let mut s = sums[p * R + q];
-            if tail.is_none() {
-                for m in body..n {
-                    s += a[p][m].widen() * r[m].widen();
-                }
-            }
-            *o = s;
-        }
+        out[(i0 + p) * cols + k0..][..R].copy_from_slice(&sums[p * R..(p + 1) * R]);
     }
 }
 
