@@ -499,8 +499,10 @@ impl<'a> Ica<'a> {
         let (nz, rest) = rest.split_at_mut(d * d);
         // W + ½ε (D_W + Γ) + η W = W + B W with B = ½ε (M + γI) + η, D_W = M W and
         // Γ = γW: one d × d product instead of two.
-        self.drift_matrix(w, Rows::Batch(batch), rest);
+        // The noise first: it does not need W, so it runs while the last step's stores
+        // of W complete, which everything after it waits for.
         fill_eta(eps, rng, b);
+        self.drift_matrix(w, Rows::Batch(batch), rest);
         let gamma = if self.drift_correction {
             (d + 1) as f64
         } else {

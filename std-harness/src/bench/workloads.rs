@@ -422,10 +422,10 @@ impl Workload for IcaBench {
         Ops {
             normals: d * d,
             gathers: 0.0,
-            // y = W·x over the batch in f32; Σ tanh(y/2)·yᵀ in f64, W·Wᵀ and the step's
-            // one product (½ε(A − λWWᵀ + γI) + η)·W.
-            fmas_f32: b * d * d,
-            fmas_f64: b * d * d + 2.0 * d * d * d,
+            // y = W·x and Σ tanh(y/2)·yᵀ over the batch in f32; W·Wᵀ and the step's one
+            // product (½ε(A − λWWᵀ + γI) + η)·W in f64.
+            fmas_f32: 2.0 * b * d * d,
+            fmas_f64: 2.0 * d * d * d,
             // tanh(y/2) of every y.
             tanh: b * d,
         }
