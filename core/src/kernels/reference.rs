@@ -270,39 +270,54 @@ pub fn dots_rows_f32_lanes(
     out: &mut [f64],
     cols: usize,
 ) {
+    let body = len - len % 16;
+    each_row_pair(a, b, stride, len, out, cols, |ar, br| {
+        let mut lanes = [0.0f32; 16];
+        for m in 0..body {
+            lanes[m % 16] = mul_add(ar[m], br[m], lanes[m % 16]);
+        }
+        if body < len {
+            // The last vector: lane l holds element `end − 16 + l` when that is past the
+            // body, else nothing (0·0).
+            let first = len.max(16) - 16;
+            for (l, lane) in lanes.iter_mut().enumerate() {
+                let m = first + l;
+                let (x, y) = if m >= body && m < len {
+                    (ar[m], br[m])
+                } else {
+                    (0.0, 0.0)
+                };
+                *lane = mul_add(x, y, *lane);
+            }
+        }
+        let q: [f32; 4] = core::array::from_fn(|q| {
+            let v = &lanes[4 * q..4 * q + 4];
+            (v[0] + v[1]) + (v[2] + v[3])
+        });
+        f64::from((q[0] + q[2]) + (q[1] + q[3]))
+    });
+}
+
+/// `out[i·cols + k] = dot(row i of a, row k of b)` for the rows of length `len`, `stride`
+/// apart, that fit; 0 for the others.
+fn each_row_pair<T>(
+    a: &[T],
+    b: &[T],
+    stride: usize,
+    len: usize,
+    out: &mut [f64],
+    cols: usize,
+    dot: impl Fn(&[T], &[T]) -> f64,
+) {
     if cols == 0 {
         return;
     }
     let fit_a = rows_that_fit(a.len(), stride, len);
     let fit_b = rows_that_fit(b.len(), stride, len);
-    let body = len - len % 16;
     for (i, row) in out.chunks_exact_mut(cols).enumerate() {
         for (k, o) in row.iter_mut().enumerate() {
             *o = if i < fit_a && k < fit_b {
-                let (ar, br) = (&a[i * stride..][..len], &b[k * stride..][..len]);
-                let mut lanes = [0.0f32; 16];
-                for m in 0..body {
-                    lanes[m % 16] = mul_add(ar[m], br[m], lanes[m % 16]);
-                }
-                if body < len {
-                    // The last vector: lane l holds element `end − 16 + l` when that is
-                    // past the body, else nothing (0·0).
-                    let first = len.max(16) - 16;
-                    for (l, lane) in lanes.iter_mut().enumerate() {
-                        let m = first + l;
-                        let (x, y) = if m >= body && m < len {
-                            (ar[m], br[m])
-                        } else {
-                            (0.0, 0.0)
-                        };
-                        *lane = mul_add(x, y, *lane);
-                    }
-                }
-                let q: [f32; 4] = core::array::from_fn(|q| {
-                    let v = &lanes[4 * q..4 * q + 4];
-                    (v[0] + v[1]) + (v[2] + v[3])
-                });
-                f64::from((q[0] + q[2]) + (q[1] + q[3]))
+                dot(&a[i * stride..][..len], &b[k * stride..][..len])
             } else {
                 0.0
             };
@@ -318,25 +333,13 @@ fn dots_rows<T: Copy + Into<f64>>(
     out: &mut [f64],
     cols: usize,
 ) {
-    if cols == 0 {
-        return;
-    }
-    let fit_a = rows_that_fit(a.len(), stride, len);
-    let fit_b = rows_that_fit(b.len(), stride, len);
-    for (i, row) in out.chunks_exact_mut(cols).enumerate() {
-        for (k, o) in row.iter_mut().enumerate() {
-            *o = if i < fit_a && k < fit_b {
-                let (ar, br) = (&a[i * stride..][..len], &b[k * stride..][..len]);
-                let mut s = 0.0f64;
-                for (&x, &y) in ar.iter().zip(br) {
-                    s += x.into() * y.into();
-                }
-                s
-            } else {
-                0.0
-            };
+    each_row_pair(a, b, stride, len, out, cols, |ar, br| {
+        let mut s = 0.0f64;
+        for (&x, &y) in ar.iter().zip(br) {
+            s += x.into() * y.into();
         }
-    }
+        s
+    });
 }
 
 /// `out[k·stride + q] = rows[q][k]` as f64 for `q < 8` and `k` below the shortest row's
