@@ -293,11 +293,11 @@ pub fn langevin_update_precond(
     Ok(())
 }
 
-/// `dst ← src` over their common length. Up to thirty-two floats take two overlapping
+/// `dst ← src` over their common length. Up to thirty-two values take two overlapping
 /// fixed-size moves instead of a call to the C library's `memcpy`, which costs more
 /// than the copy for the few parameters of a small model's step.
 #[inline(always)]
-pub(crate) fn copy(dst: &mut [f32], src: &[f32]) {
+pub(crate) fn copy<T: Copy>(dst: &mut [T], src: &[T]) {
     let n = dst.len().min(src.len());
     let (dst, src) = (&mut dst[..n], &src[..n]);
     match n {

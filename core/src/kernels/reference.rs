@@ -257,9 +257,11 @@ pub fn dots_rows_f32(
 
 /// [`dots_rows_f32`] in sixteen f32 lanes: element `m` of a product goes to lane
 /// `m mod 16` by a fused multiply-add, except that when `len` is not a multiple of 16
-/// the last `len mod 16` elements go to the lanes of a vector ending at element `len`
-/// (lane `m + 16 − len`; for `len < 16`, lane `m`), every lane taking one more
-/// multiply-add there (`0·0` for the lanes that get no element). The lanes `v` are then
+/// the elements past the whole vectors go to the lanes of one more vector, every lane
+/// taking one more multiply-add there (`0·0` for the lanes that get no element): for
+/// `len ≥ 16` the vector ends at element `len` (lane `m + 16 − len`); for
+/// `8 ≤ len < 16` lanes 0–7 hold elements 0–7 and lanes 8–15 the eight ending at `len`
+/// (lane `m + 16 − len` for `m ≥ 8`); for `len < 8`, lane `m`. The lanes `v` are then
 /// added in f32 as `(Q₀ + Q₂) + (Q₁ + Q₃)` with `Q_q = (v[4q] + v[4q+1]) + (v[4q+2] +
 /// v[4q+3])`, and the sum widened to f64.
 pub fn dots_rows_f32_lanes(
@@ -277,12 +279,17 @@ pub fn dots_rows_f32_lanes(
             lanes[m % 16] = mul_add(ar[m], br[m], lanes[m % 16]);
         }
         if body < len {
-            // The last vector: lane l holds element `end − 16 + l` when that is past the
-            // body, else nothing (0·0).
-            let first = len.max(16) - 16;
+            // The last vector: lane l holds element m when the lanes before did not
+            // count it and it is in the row, else nothing (0·0).
             for (l, lane) in lanes.iter_mut().enumerate() {
-                let m = first + l;
-                let (x, y) = if m >= body && m < len {
+                let (m, from) = if len >= 16 {
+                    (len + l - 16, body)
+                } else if len >= 8 && l >= 8 {
+                    (len + l - 16, 8)
+                } else {
+                    (l, 0)
+                };
+                let (x, y) = if from <= m && m < len {
                     (ar[m], br[m])
                 } else {
                     (0.0, 0.0)

@@ -1064,7 +1064,8 @@ pub fn dots_rows_f32(
 /// bit for bit.
 ///
 /// Element `m` of a product goes to lane `m mod 16` by a fused multiply-add in f32
-/// (the elements of a ragged last vector to the lanes that vector loads them into), and
+/// (the elements of a ragged last vector, or of a row shorter than sixteen, to the lanes
+/// the loads put them in), and
 /// the sixteen lanes are added in f32 by a tree shared among sixteen products, whose
 /// sums leave as one vector to be widened. A lane holds `k = ⌈len/16⌉` products or
 /// fewer, so a dot is within about `(k + 4)·2⁻²⁴·Σ|aₘbₘ|` of the exact one, where
@@ -1082,6 +1083,32 @@ pub fn dots_rows_f32_lanes(
     dots_rows::<F32Lanes>(a, b, stride, len, out, cols);
 }
 
+/// `[a, b]` as one vector of sixteen lanes (an insert into the upper half).
+#[inline(always)]
+fn join(a: wide::f32x8, b: wide::f32x8) -> f32x16 {
+    #[cfg(all(
+        any(target_arch = "x86", target_arch = "x86_64"),
+        target_feature = "avx512f"
+    ))]
+    {
+        use safe_arch::{cast_m256_to_m512, insert_m256_to_m512, m256};
+        cast(insert_m256_to_m512::<1>(
+            cast_m256_to_m512(cast::<wide::f32x8, m256>(a)),
+            cast::<wide::f32x8, m256>(b),
+        ))
+    }
+    #[cfg(not(all(
+        any(target_arch = "x86", target_arch = "x86_64"),
+        target_feature = "avx512f"
+    )))]
+    {
+        let (a, b) = (a.to_array(), b.to_array());
+        f32x16::new(core::array::from_fn(
+            |k| if k < 8 { a[k] } else { b[k - 8] },
+        ))
+    }
+}
+
 /// How [`dots_rows`] sums: vectors of partial sums `V`, loaded from rows of `Elem`.
 trait DotLanes {
     type Elem: Copy + Default;
@@ -1090,6 +1117,14 @@ trait DotLanes {
     fn load(s: &[Self::Elem]) -> Self::V;
     /// Only the last `tail` lanes set (`0 < tail < V::N`), the others clear.
     fn tail_mask(tail: usize) -> Self::V;
+    /// A row shorter than a vector (`0 < s.len() < V::N`), padded with zeros.
+    #[inline(always)]
+    fn load_short(s: &[Self::Elem]) -> Self::V {
+        // Fixed-size moves: a slice copy of unknown length would call `memcpy`.
+        let mut padded = [Self::Elem::default(); 16];
+        super::copy(&mut padded, s);
+        Self::load(&padded[..Self::V::N])
+    }
     /// The lane sums of the first `used` vectors (the rest are zero).
     fn lane_sums(v: &[Self::V; 16], used: usize) -> [f64; 16];
 }
@@ -1160,6 +1195,28 @@ impl DotLanes for F32Lanes {
     #[inline(always)]
     fn tail_mask(tail: usize) -> f32x16 {
         tail_mask(tail)
+    }
+    /// Eight floats or more: the first eight in lanes 0–7 and the eight ending at the
+    /// row's end in lanes 8–15, the ones the first eight hold already cleared (two
+    /// loads from the row, where a padded copy would be read back across two stores,
+    /// which does not forward); fewer, padded.
+    #[inline(always)]
+    fn load_short(s: &[f32]) -> f32x16 {
+        let n = s.len();
+        if n < 8 {
+            let mut padded = [0.0f32; LANES];
+            super::copy(&mut padded, s);
+            return f32x16::from(padded);
+        }
+        let half = |h: &[f32]| {
+            let mut a = [0.0f32; 8];
+            a.copy_from_slice(h);
+            wide::f32x8::from(a)
+        };
+        const LANE: i32x16 = i32x16::new([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]);
+        let keep: f32x16 =
+            cast(LANE.simd_lt(i32x16::splat(8)) | LANE.simd_gt(i32x16::splat(23 - n as i32)));
+        join(half(&s[..8]), half(&s[n - 8..])) & keep
     }
     #[inline(always)]
     fn lane_sums(v: &[f32x16; 16], _used: usize) -> [f64; 16] {
@@ -1266,11 +1323,7 @@ fn dots_rows_group<L: DotLanes, const P: usize, const R: usize>(
         let (n, lanes) = (row.len(), L::V::N);
         match mask {
             Some(mask) => L::load(&row[n - lanes..]) & mask,
-            None => {
-                let mut padded = [L::Elem::default(); 16];
-                padded[..n].copy_from_slice(row);
-                L::load(&padded[..lanes])
-            }
+            None => L::load_short(row),
         }
     }
     // One flat array per row of `a`: LLVM keeps flat arrays of vectors in registers
