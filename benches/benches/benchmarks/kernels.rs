@@ -14,6 +14,16 @@ fn data(n: usize, seed: u64) -> Vec<f32> {
     v
 }
 
+/// The sanity check before timing: every `got` within `rel·(1 + |want|)` of `want`.
+fn assert_close(got: &[f64], want: &[f64], rel: f64, what: &str) {
+    assert!(
+        got.iter()
+            .zip(want)
+            .all(|(s, r)| (s - r).abs() <= rel * (1.0 + r.abs())),
+        "{what} sanity check"
+    );
+}
+
 fn dot(c: &mut Criterion) {
     let mut g = c.benchmark_group("dot");
     for n in LENGTHS {
@@ -298,24 +308,14 @@ fn row_kernels(c: &mut Criterion) {
         let (mut d, mut dr) = ([0.0f64; ROWS], [0.0f64; ROWS]);
         simd::dots_f64(&a, &m, n, &mut d);
         reference::dots_f64(&a, &m, n, &mut dr);
-        assert!(
-            d.iter()
-                .zip(&dr)
-                .all(|(s, r)| (s - r).abs() <= 1e-9 * (1.0 + r.abs())),
-            "dots_f64 sanity check"
-        );
+        assert_close(&d, &dr, 1e-9, "dots_f64");
         g.throughput(Throughput::Elements((ROWS * n) as u64));
         // y = W·x: W (10 × 10) times the ten rows.
         let w10: Vec<f64> = data(ROWS * ROWS, 16).iter().map(|&v| v as f64).collect();
         let (mut gs, mut gr) = (vec![0.0f64; ROWS * n], vec![0.0f64; ROWS * n]);
         simd::gemm_f64(&w10, &m, &mut gs, ROWS, ROWS, n);
         reference::gemm_f64(&w10, &m, &mut gr, ROWS, ROWS, n);
-        assert!(
-            gs.iter()
-                .zip(&gr)
-                .all(|(s, r)| (s - r).abs() <= 1e-9 * (1.0 + r.abs())),
-            "gemm_f64 sanity check"
-        );
+        assert_close(&gs, &gr, 1e-9, "gemm_f64");
         g.bench_with_input(BenchmarkId::new("gemm_simd", n), &n, |bch, _| {
             bch.iter(|| {
                 simd::gemm_f64(
@@ -350,12 +350,7 @@ fn row_kernels(c: &mut Criterion) {
         let (mut p, mut pr) = ([0.0f64; ROWS * ROWS], [0.0f64; ROWS * ROWS]);
         simd::dots_rows_f64(&m, &m, n, n, &mut p, ROWS);
         reference::dots_rows_f64(&m, &m, n, n, &mut pr, ROWS);
-        assert!(
-            p.iter()
-                .zip(&pr)
-                .all(|(s, r)| (s - r).abs() <= 1e-9 * (1.0 + r.abs())),
-            "dots_rows_f64 sanity check"
-        );
+        assert_close(&p, &pr, 1e-9, "dots_rows_f64");
         g.bench_with_input(BenchmarkId::new("dots_rows_simd", n), &n, |bch, _| {
             bch.iter(|| {
                 simd::dots_rows_f64(black_box(&m), black_box(&m), n, n, black_box(&mut p), ROWS)
@@ -409,20 +404,10 @@ fn row_kernels_f32(c: &mut Criterion) {
         let (mut p, mut pr) = ([0.0f64; ROWS * ROWS], [0.0f64; ROWS * ROWS]);
         simd::dots_rows_f32(&t, &y, n, n, &mut p, ROWS);
         reference::dots_rows_f32(&t, &y, n, n, &mut pr, ROWS);
-        assert!(
-            p.iter()
-                .zip(&pr)
-                .all(|(s, r)| (s - r).abs() <= 1e-9 * (1.0 + r.abs())),
-            "dots_rows_f32 sanity check"
-        );
+        assert_close(&p, &pr, 1e-9, "dots_rows_f32");
         let mut pl = [0.0f64; ROWS * ROWS];
         simd::dots_rows_f32_lanes(&t, &y, n, n, &mut pl, ROWS);
-        assert!(
-            pl.iter()
-                .zip(&pr)
-                .all(|(s, r)| (s - r).abs() <= 1e-5 * (1.0 + r.abs())),
-            "dots_rows_f32_lanes sanity check"
-        );
+        assert_close(&pl, &pr, 1e-5, "dots_rows_f32_lanes");
         g.throughput(Throughput::Elements((ROWS * n) as u64));
         // The rows turned channel-major: the first eight rows as columns, `stride` n.
         let rows: [&[f32]; 8] = std::array::from_fn(|q| &m[q * ROWS..(q + 1) * ROWS]);

@@ -210,10 +210,7 @@ fn load_upto(xs: &[f32], at: usize) -> f32x16 {
 /// row's vectors stay small enough to unroll and keep their vectors in registers.
 #[inline(never)]
 fn load_part(xs: &[f32], at: usize) -> f32x16 {
-    let mut buf = [0.0f32; LANES];
-    // Overlapping fixed-size moves: a slice copy of unknown length would call `memcpy`.
-    super::copy(&mut buf, xs.get(at..).unwrap_or(&[]));
-    f32x16::new(buf)
+    f32x16::new(padded16(xs.get(at..).unwrap_or(&[])))
 }
 
 /// Stores the lanes of `v` that fall inside `xs` at `at..at + 16`.
@@ -1109,24 +1106,64 @@ fn join(a: wide::f32x8, b: wide::f32x8) -> f32x16 {
     }
 }
 
+/// A vector of [`dots_rows`]' partial sums: what it needs beyond [`Lanes`].
+trait SumLanes: Lanes + core::ops::BitAnd<Output = Self> {
+    /// Only the last `tail` lanes set (`0 < tail < N`), the others clear.
+    fn tail_mask(tail: usize) -> Self;
+    /// The lane sums of the first `used` vectors (the rest are zero).
+    fn lane_sums(v: &[Self; 16], used: usize) -> [f64; 16];
+}
+
+/// Eight f64 lanes: [`sum_lanes8`] eight vectors at a time.
+impl SumLanes for wide::f64x8 {
+    #[inline(always)]
+    fn tail_mask(tail: usize) -> Self {
+        tail_mask_f64(tail)
+    }
+    #[inline(always)]
+    fn lane_sums(v: &[Self; 16], used: usize) -> [f64; 16] {
+        let mut s = [0.0; 16];
+        let (s8, v8) = (s.as_chunks_mut::<8>().0, v.as_chunks::<8>().0);
+        for (s, v) in s8.iter_mut().zip(v8).take(used.div_ceil(8)) {
+            *s = sum_lanes8(v);
+        }
+        s
+    }
+}
+
+/// Sixteen f32 lanes: [`lane_sums16`]'s tree, shared by all sixteen vectors, its sums
+/// widened.
+impl SumLanes for f32x16 {
+    #[inline(always)]
+    fn tail_mask(tail: usize) -> Self {
+        tail_mask(tail)
+    }
+    #[inline(always)]
+    fn lane_sums(v: &[Self; 16], _used: usize) -> [f64; 16] {
+        lane_sums16(*v).map(f64::from)
+    }
+}
+
 /// How [`dots_rows`] sums: vectors of partial sums `V`, loaded from rows of `Elem`.
 trait DotLanes {
     type Elem: Copy + Default;
-    type V: Lanes + core::ops::BitAnd<Output = Self::V>;
+    type V: SumLanes;
     /// The vector of `s`, exactly `V::N` floats long (as the sums' type).
     fn load(s: &[Self::Elem]) -> Self::V;
-    /// Only the last `tail` lanes set (`0 < tail < V::N`), the others clear.
-    fn tail_mask(tail: usize) -> Self::V;
     /// A row shorter than a vector (`0 < s.len() < V::N`), padded with zeros.
     #[inline(always)]
     fn load_short(s: &[Self::Elem]) -> Self::V {
-        // Fixed-size moves: a slice copy of unknown length would call `memcpy`.
-        let mut padded = [Self::Elem::default(); 16];
-        super::copy(&mut padded, s);
-        Self::load(&padded[..Self::V::N])
+        Self::load(&padded16(s)[..Self::V::N])
     }
-    /// The lane sums of the first `used` vectors (the rest are zero).
-    fn lane_sums(v: &[Self::V; 16], used: usize) -> [f64; 16];
+}
+
+/// The first sixteen values of `s`, zeros after its end, by fixed-size moves (a slice
+/// copy of unknown length would call `memcpy`).
+#[inline(always)]
+fn padded16<T: Copy + Default>(s: &[T]) -> [T; 16] {
+    let mut padded = [T::default(); 16];
+    super::copy(&mut padded, s);
+    padded
 }
 
 /// f64 rows, f64 lanes.
@@ -1138,31 +1175,12 @@ struct F32InF64;
 /// f32 rows, f32 lanes.
 struct F32Lanes;
 
-/// [`DotLanes::lane_sums`] of eight f64 lanes: [`sum_lanes8`] eight vectors at a time.
-#[inline(always)]
-fn lane_sums_f64(v: &[wide::f64x8; 16], used: usize) -> [f64; 16] {
-    let mut s = [0.0; 16];
-    let (s8, v8) = (s.as_chunks_mut::<8>().0, v.as_chunks::<8>().0);
-    for (s, v) in s8.iter_mut().zip(v8).take(used.div_ceil(8)) {
-        *s = sum_lanes8(v);
-    }
-    s
-}
-
 impl DotLanes for F64 {
     type Elem = f64;
     type V = wide::f64x8;
     #[inline(always)]
     fn load(s: &[f64]) -> wide::f64x8 {
         load_f64(s)
-    }
-    #[inline(always)]
-    fn tail_mask(tail: usize) -> wide::f64x8 {
-        tail_mask_f64(tail)
-    }
-    #[inline(always)]
-    fn lane_sums(v: &[wide::f64x8; 16], used: usize) -> [f64; 16] {
-        lane_sums_f64(v, used)
     }
 }
 
@@ -1175,14 +1193,6 @@ impl DotLanes for F32InF64 {
         a.copy_from_slice(s);
         wide::f64x8::from(a.map(f64::from))
     }
-    #[inline(always)]
-    fn tail_mask(tail: usize) -> wide::f64x8 {
-        tail_mask_f64(tail)
-    }
-    #[inline(always)]
-    fn lane_sums(v: &[wide::f64x8; 16], used: usize) -> [f64; 16] {
-        lane_sums_f64(v, used)
-    }
 }
 
 impl DotLanes for F32Lanes {
@@ -1192,10 +1202,6 @@ impl DotLanes for F32Lanes {
     fn load(s: &[f32]) -> f32x16 {
         load(s)
     }
-    #[inline(always)]
-    fn tail_mask(tail: usize) -> f32x16 {
-        tail_mask(tail)
-    }
     /// Eight floats or more: the first eight in lanes 0–7 and the eight ending at the
     /// row's end in lanes 8–15, the ones the first eight hold already cleared (two
     /// loads from the row, where a padded copy would be read back across two stores,
@@ -1204,9 +1210,7 @@ impl DotLanes for F32Lanes {
     fn load_short(s: &[f32]) -> f32x16 {
         let n = s.len();
         if n < 8 {
-            let mut padded = [0.0f32; LANES];
-            super::copy(&mut padded, s);
-            return f32x16::from(padded);
+            return f32x16::from(padded16(s));
         }
         let half = |h: &[f32]| {
             let mut a = [0.0f32; 8];
@@ -1217,10 +1221,6 @@ impl DotLanes for F32Lanes {
         let keep: f32x16 =
             cast(LANE.simd_lt(i32x16::splat(8)) | LANE.simd_gt(i32x16::splat(23 - n as i32)));
         join(half(&s[..8]), half(&s[n - 8..])) & keep
-    }
-    #[inline(always)]
-    fn lane_sums(v: &[f32x16; 16], _used: usize) -> [f64; 16] {
-        lane_sums16(*v).map(f64::from)
     }
 }
 
@@ -1317,7 +1317,7 @@ fn dots_rows_group<L: DotLanes, const P: usize, const R: usize>(
     // counted already masked off (both operands masked, so such a lane adds 0·0 and an
     // ∞ there cannot make NaN), or for a row shorter than a vector, the row padded
     // with zeros.
-    let mask = (n >= lanes && body < n).then(|| L::tail_mask(n - body));
+    let mask = (n >= lanes && body < n).then(|| L::V::tail_mask(n - body));
     #[inline(always)]
     fn tail<L: DotLanes>(row: &[L::Elem], mask: Option<L::V>) -> L::V {
         let (n, lanes) = (row.len(), L::V::N);
@@ -1385,7 +1385,7 @@ fn dots_rows_group<L: DotLanes, const P: usize, const R: usize>(
         .enumerate()
         .take((P * R).div_ceil(16))
     {
-        *s = L::lane_sums(v, P * R - 16 * k);
+        *s = L::V::lane_sums(v, P * R - 16 * k);
     }
     for p in 0..P {
         out[(i0 + p) * cols + k0..][..R].copy_from_slice(&sums[p * R..(p + 1) * R]);
