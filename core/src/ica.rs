@@ -86,13 +86,17 @@ impl Rows<'_> {
         }
     }
 
-    /// Rows `at..at + out.len()` into `out` (a copy or a count, both vectorised).
-    fn fill(&self, at: usize, out: &mut [usize]) {
+    /// Rows `at..at + out.len()` times `scale` into `out` (wrapping; a vectorised pass).
+    fn fill_scaled(&self, at: usize, out: &mut [usize], scale: usize) {
         match *self {
-            Rows::Batch(b) => out.copy_from_slice(&b[at..at + out.len()]),
+            Rows::Batch(b) => {
+                for (o, &r) in out.iter_mut().zip(&b[at..]) {
+                    *o = r.wrapping_mul(scale);
+                }
+            }
             Rows::All(_) => {
                 for (k, o) in out.iter_mut().enumerate() {
-                    *o = at + k;
+                    *o = (at + k).wrapping_mul(scale);
                 }
             }
         }
@@ -127,12 +131,41 @@ fn all_finite_f64(xs: &[f64]) -> bool {
         .fold(false, |bad, v| bad | (v.to_bits() & EXP == EXP))
 }
 
-/// `out = aᵀ` for a `d × d` matrix.
+/// `w += step` with the old `w` left in `step`, in one pass; true when every new value
+/// is finite (the check as in [`all_finite_f64`]).
+fn add_checked(w: &mut [f64], step: &mut [f64]) -> bool {
+    const EXP: u64 = 0x7ff0_0000_0000_0000;
+    let mut bad = false;
+    for (v, s) in w.iter_mut().zip(step.iter_mut()) {
+        let old = *v;
+        *v = old + *s;
+        *s = old;
+        bad |= v.to_bits() & EXP == EXP;
+    }
+    !bad
+}
+
+/// `out = aᵀ` for a `d × d` matrix: for the widths the projection keeps in registers
+/// with `d` a constant, so the hundred or so moves are unrolled with no index arithmetic
+/// (a step's `W Wᵀ` takes its `Wᵀ` from here).
 fn transpose(a: &[f64], out: &mut [f64], d: usize) {
-    let (a, out) = (&a[..d * d], &mut out[..d * d]);
-    for (k, orow) in out.chunks_exact_mut(d).enumerate() {
-        for (i, o) in orow.iter_mut().enumerate() {
-            *o = a[i * d + k];
+    crate::kernels::simd::in_registers!(d, transpose_n(a, out), else {
+        let (a, out) = (&a[..d * d], &mut out[..d * d]);
+        for (i, row) in a.chunks_exact(d).enumerate() {
+            for (o, &v) in out[i..].iter_mut().step_by(d).zip(row) {
+                *o = v;
+            }
+        }
+    });
+}
+
+/// [`transpose`] for `D × D`.
+fn transpose_n<const D: usize>(a: &[f64], out: &mut [f64]) {
+    let (a, _) = a[..D * D].as_chunks::<D>();
+    let (out, _) = out[..D * D].as_chunks_mut::<D>();
+    for (i, row) in a.iter().enumerate() {
+        for (o, &v) in out.iter_mut().zip(row) {
+            o[i] = v;
         }
     }
 }
@@ -303,12 +336,28 @@ impl<'a> Ica<'a> {
         self.drift_matrix_by(w, rows, scratch, fused);
     }
 
-    /// [`drift_matrix`](Self::drift_matrix), with `y = W·x` by
+    /// [`drift_matrix`](Self::drift_matrix) from [`drift_parts`](Self::drift_parts).
+    fn drift_matrix_by(&self, w: &[f64], rows: Rows<'_>, scratch: &mut [f64], fused: bool) {
+        let d = self.d;
+        let scale = self.drift_parts(w, rows, scratch, fused);
+        let (a, wwt) = scratch.split_at_mut(d * d);
+        for (aij, v) in a.iter_mut().zip(&wwt[..d * d]) {
+            *aij = -scale * *aij - self.lambda * v;
+        }
+        let nn = self.len() as f64;
+        for i in 0..d {
+            a[i * d + i] += nn;
+        }
+    }
+
+    /// The parts of [`drift_matrix`](Self::drift_matrix): the data sum
+    /// `Σ tanh(y/2) yᵀ` over the rows of `rows` into the first `d²` scratch words and
+    /// `W Wᵀ` into the next `d²`; returns the sum's scale `N/n`. `y = W·x` is computed by
     /// [`project_batch_f32`](crate::kernels::simd::project_batch_f32) straight from the
     /// rows (`fused`, for the widths it keeps in registers) or by the rows turned into
     /// columns and one product: the same numbers either way with the SIMD kernels (the
     /// same chains of fused multiply-adds).
-    fn drift_matrix_by(&self, w: &[f64], rows: Rows<'_>, scratch: &mut [f64], fused: bool) {
+    fn drift_parts(&self, w: &[f64], rows: Rows<'_>, scratch: &mut [f64], fused: bool) -> f64 {
         let count = rows.len();
         let d = self.d;
         let (a, rest) = scratch.split_at_mut(d * d);
@@ -335,16 +384,14 @@ impl<'a> Ica<'a> {
             let (xc, yt) = (&mut xt[..d * sp], &mut yt[..d * sp]);
             // m rows of the s planned: a row past the end of the data is skipped.
             let mut starts = [0usize; CHUNK_ROWS];
-            rows.fill(at, &mut starts[..s]);
             let len = self.len();
             let found = if rows.max(at, s) < len {
-                // Every row in range (a checked batch, the whole data set): passes the
-                // compiler vectorises.
-                for n in &mut starts[..s] {
-                    *n *= d;
-                }
+                // Every row in range (a checked batch, the whole data set): the offsets
+                // in one pass the compiler vectorises.
+                rows.fill_scaled(at, &mut starts[..s], d);
                 s
             } else {
+                rows.fill_scaled(at, &mut starts[..s], 1);
                 let mut found = 0;
                 for j in 0..s {
                     let n = starts[j];
@@ -404,16 +451,8 @@ impl<'a> Ica<'a> {
         // D_W = A W − λ W (WᵀW) = (A − λ W Wᵀ) W with A = N·I − (N/n) Σ tanh(y/2) yᵀ,
         // and W Wᵀ as W times its transpose.
         transpose(w, wt, d);
-        let wwt = sums;
-        matmul(w, wt, wwt, d);
-        let nn = self.len() as f64;
-        let scale = nn / count.max(1) as f64;
-        for (aij, v) in a.iter_mut().zip(wwt.iter()) {
-            *aij = -scale * *aij - self.lambda * v;
-        }
-        for i in 0..d {
-            a[i * d + i] += nn;
-        }
+        matmul(w, wt, sums, d);
+        self.len() as f64 / count.max(1) as f64
     }
 
     /// From the eigendecomposition of `WᵀW`: `√(WᵀW)` into `root` and `(WᵀW)⁻¹` into
@@ -503,28 +542,32 @@ impl<'a> Ica<'a> {
         // The noise first: it does not need W, so it runs while the last step's stores
         // of W complete, which everything after it waits for.
         fill_eta(eps, rng, b);
-        self.drift_matrix(w, Rows::Batch(batch), rest);
+        let fused = crate::kernels::simd::PROJECT_IN_REGISTERS.contains(&d);
+        let scale = self.drift_parts(w, Rows::Batch(batch), rest, fused);
         let gamma = if self.drift_correction {
             (d + 1) as f64
         } else {
             0.0
         };
+        // B += ½ε (−(N/n) S − λ W Wᵀ) with S the data sum, in one pass, then ½ε (N + γ)
+        // on the diagonal: ½ε M as drift_matrix would write it.
         let h = 0.5 * eps;
-        for (bij, m) in b.iter_mut().zip(&rest[..d * d]) {
-            *bij += h * m;
+        let (hs, hl) = (-h * scale, -h * self.lambda);
+        let (sum, wwt) = rest.split_at(d * d);
+        for ((bij, &sv), &v) in b.iter_mut().zip(sum).zip(&wwt[..d * d]) {
+            *bij += hs * sv + hl * v;
         }
+        let diag = h * (self.len() as f64 + gamma);
         for i in 0..d {
-            b[i * d + i] += h * gamma;
+            b[i * d + i] += diag;
         }
-        // Propose into the noise buffer; accept only a finite result.
+        // The step B W added to W in place, the old W kept in `nz`; a step whose result
+        // is not finite is taken back from it.
         matmul(b, w, nz, d);
-        for (e, v) in nz.iter_mut().zip(w.iter()) {
-            *e += v;
-        }
-        if !all_finite_f64(nz) {
+        if !add_checked(w, nz) {
+            w.copy_from_slice(nz);
             return Ok(false);
         }
-        w.copy_from_slice(nz);
         Ok(true)
     }
 
@@ -700,6 +743,24 @@ impl<'a> Ica<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn transpose_moves_every_entry_at_every_width() {
+        for d in 1..=20 {
+            let a: [f64; 400] = core::array::from_fn(|i| i as f64);
+            let mut out = [f64::NAN; 400];
+            transpose(&a, &mut out, d);
+            for i in 0..d {
+                for k in 0..d {
+                    assert_eq!(out[k * d + i], a[i * d + k], "d = {d}, ({i}, {k})");
+                }
+            }
+            assert!(
+                out[d * d..].iter().all(|v| v.is_nan()),
+                "d = {d}: wrote past d²"
+            );
+        }
+    }
 
     /// A row past the end of the data is skipped: it counts in `n` but adds nothing,
     /// like an all-zero row (y = 0, tanh 0), in either chunk of a batch of two chunks.

@@ -1487,6 +1487,7 @@ macro_rules! in_registers {
         }
     };
 }
+pub(crate) use in_registers;
 
 /// [`reference::project_rows_f32`](super::reference::project_rows_f32): `W` times
 /// eight rows, channel-major, each sum the same chain of fused multiply-adds, so the
