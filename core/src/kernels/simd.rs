@@ -1570,6 +1570,16 @@ fn project_rows<const D: usize>(w: &[f32], rows: &[&[f32]; 8], out: &mut [f32], 
     // Channels 0–7, then the eight ending at channel D (overlapping the first).
     let (lo, hi) = (block(0), block(D - 8));
     let x: [f32x8; D] = core::array::from_fn(|k| if k < 8 { lo[k] } else { hi[k + 8 - D] });
+    // The output slots first: with a slot's bounds check after the multiply-adds, the
+    // compiler moved the first channel's whole chain below it, to run alone at the end.
+    // (The caller checked that every slot fits, so the splits cannot fail.)
+    let mut rest = out;
+    let slots: [&mut [f32; 8]; D] = core::array::from_fn(|i| {
+        let (head, tail) =
+            core::mem::take(&mut rest).split_at_mut(if i + 1 < D { stride } else { 8 });
+        rest = tail;
+        head.first_chunk_mut::<8>().expect("stride ≥ 8")
+    });
     // All D channels' chains advance together, one multiply-add each per input
     // channel: D independent chains keep both multiply-add pipes busy, where one
     // channel's chain at a time waits on its own latency.
@@ -1579,8 +1589,8 @@ fn project_rows<const D: usize>(w: &[f32], rows: &[&[f32]; 8], out: &mut [f32], 
             *acc = f32x8::splat(w[i * D + k]).mul_add(*xk, *acc);
         }
     }
-    for (i, acc) in acc.iter().enumerate() {
-        out[i * stride..i * stride + 8].copy_from_slice(&acc.to_array());
+    for (slot, acc) in slots.into_iter().zip(acc) {
+        *slot = acc.to_array();
     }
 }
 
