@@ -279,6 +279,36 @@ fn sgld_step_refuses_bad_indices_and_a_non_finite_w_and_changes_nothing() {
     }
 }
 
+/// A finite `W` whose step overflows (`λ W Wᵀ W` past f64's range) is refused, `Ok(false)`,
+/// and `W` is left as it was to the bit, at a width the step transposes with the width a
+/// constant (10) and at one it does not (3); the same `W` scaled down is stepped.
+#[test]
+fn sgld_step_whose_result_is_not_finite_is_refused_and_keeps_w() {
+    for d in [3usize, 10] {
+        let n = 300;
+        let x = data(n, d, 7);
+        let ica = Ica::new(&x, d, 1.0).unwrap();
+        let mut scratch = vec![0.0; Ica::scratch_len(d)];
+        let huge: Vec<f64> = w0(d, 8).iter().map(|v| v * 1e120).collect();
+        let mut ws = huge.clone();
+        let r = ica.sgld_step(&mut ws, &[0, 1, 2], 1e-4, &mut default_rng(5), &mut scratch);
+        assert_eq!(r, Ok(false), "d = {d}");
+        assert!(
+            ws.iter()
+                .zip(&huge)
+                .all(|(a, b)| a.to_bits() == b.to_bits()),
+            "d = {d}: W changed"
+        );
+        let mut ws = w0(d, 8);
+        let r = ica.sgld_step(&mut ws, &[0, 1, 2], 1e-4, &mut default_rng(5), &mut scratch);
+        assert_eq!(r, Ok(true), "d = {d}");
+        assert!(
+            ws.iter().all(|v| v.is_finite()) && ws != w0(d, 8),
+            "d = {d}"
+        );
+    }
+}
+
 #[test]
 fn threshold_matches_a_direct_computation() {
     let (n, d, lambda) = (30usize, 3usize, 2.0f64);
