@@ -403,11 +403,13 @@ impl<'a> Ica<'a> {
             if found == 0 {
                 continue;
             }
+            // tanh(y/2) goes into the transposed rows' buffer, free once y is computed.
             if fused {
-                // y = W·x eight rows at a time, straight from the rows (transposed in
-                // registers); the slots past the last row are zero (y = 0, tanh 0:
-                // they add nothing).
-                imp::project_batch_f32(w32, d, self.x, &starts[..found], yt, sp);
+                // y = W·x sixteen rows at a time, straight from the rows (transposed in
+                // registers), and tanh(y/2) of each group while its sums are in
+                // registers; the slots past the last row are zero (y = 0, tanh 0: they
+                // add nothing).
+                imp::project_batch_tanh_f32(w32, d, self.x, &starts[..found], yt, xc, sp);
             } else {
                 // The rows as columns, eight at a time (a transpose in registers), the
                 // last few one element at a time, then y = W·x as one product.
@@ -429,10 +431,9 @@ impl<'a> Ica<'a> {
                     xc[k * s + m..(k + 1) * s].fill(0.0);
                 }
                 imp::gemm_f32(w32, xc, yt, d, d, s);
+                imp::tanh_half_f32(yt, xc);
             }
-            // tanh(y/2) into the transposed rows' buffer, free once y is computed.
             let tt = xc;
-            imp::tanh_half_f32(yt, tt);
             // Σ tanh(y/2) yᵀ over the chunk: TT·YTᵀ (d × d) in sixteen f32 lanes of at
             // most eight products each, their totals summed in f64.
             if summed {

@@ -565,6 +565,52 @@ proptest! {
     }
 
     #[test]
+    fn project_batch_tanh_is_the_projection_then_tanh(
+        d in 1usize..20,
+        n in 0usize..40,
+        (scale, short_t, seed) in (prop_oneof![Just(1.0f32), Just(30.0), Just(f32::INFINITY)], 0usize..2, any::<u64>()),
+    ) {
+        // The fused kernel writes what project_batch_f32 and then tanh_half_f32 write,
+        // bit for bit (SIMD) and by the twins' own path (reference), including the
+        // zeros past the last row, large sums (tanh ±1) and non-finite W; with `t`
+        // shorter than `y` it writes nothing.
+        let mut g = sgld::noise::default_rng(seed);
+        let mut normals = |n: usize| {
+            let mut z = vec![0.0f32; n];
+            sgld::noise::fill_normal(&mut g, &mut z);
+            z
+        };
+        let w: Vec<f32> = normals(d * d).iter().map(|v| v * scale).collect();
+        let x = normals(50 * d);
+        let at: Vec<usize> = (0..n).map(|j| (j * 37 + seed as usize % 50) % 50 * d).collect();
+        let stride = n.next_multiple_of(8) + (seed % 3) as usize;
+        let len = d * stride;
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        for (fused, separate) in [
+            (
+                simd::project_batch_tanh_f32 as fn(&[f32], usize, &[f32], &[usize], &mut [f32], &mut [f32], usize),
+                (simd::project_batch_f32 as fn(&[f32], usize, &[f32], &[usize], &mut [f32], usize), simd::tanh_half_f32 as fn(&[f32], &mut [f32])),
+            ),
+            (
+                reference::project_batch_tanh_f32,
+                (reference::project_batch_f32, reference::tanh_half_f32),
+            ),
+        ] {
+            let (mut y, mut t) = (vec![f32::NAN; len], vec![f32::NAN; len + short_t]);
+            fused(&w, d, &x, &at, &mut y, &mut t, stride);
+            if short_t == 1 {
+                prop_assert!(y.iter().chain(&t).all(|v| v.is_nan()));
+                continue;
+            }
+            let (mut ye, mut te) = (vec![f32::NAN; len], vec![f32::NAN; len]);
+            separate.0(&w, d, &x, &at, &mut ye, stride);
+            separate.1(&ye, &mut te);
+            prop_assert_eq!(bits(&y), bits(&ye));
+            prop_assert_eq!(bits(&t), bits(&te));
+        }
+    }
+
+    #[test]
     fn columns_match_twin(
         lens in proptest::array::uniform8(0usize..40),
         (stride, short) in (0usize..48, 0usize..12),

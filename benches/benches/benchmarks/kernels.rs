@@ -485,6 +485,66 @@ fn row_kernels_f32(c: &mut Criterion) {
                 )
             })
         });
+        // The same with tanh(y/2) of every sum, against the two passes it fuses.
+        let mut bt = vec![0.0f32; ROWS * sb];
+        let (mut ys, mut ts) = (vec![0.0f32; ROWS * sb], vec![0.0f32; ROWS * sb]);
+        simd::project_batch_tanh_f32(&w10, ROWS, &m, &at, &mut ys, &mut bt, sb);
+        simd::tanh_half_f32(&bs, &mut ts);
+        assert!(
+            ys == bs && bt.iter().zip(&ts).all(|(a, b)| a.to_bits() == b.to_bits()),
+            "project_batch_tanh_f32 sanity check"
+        );
+        g.bench_with_input(
+            BenchmarkId::new("project_batch_tanh_simd", n),
+            &n,
+            |bch, _| {
+                bch.iter(|| {
+                    simd::project_batch_tanh_f32(
+                        black_box(&w10),
+                        ROWS,
+                        black_box(&m),
+                        black_box(&at),
+                        black_box(&mut ys),
+                        black_box(&mut bt),
+                        sb,
+                    )
+                })
+            },
+        );
+        g.bench_with_input(
+            BenchmarkId::new("project_batch_then_tanh_simd", n),
+            &n,
+            |bch, _| {
+                bch.iter(|| {
+                    simd::project_batch_f32(
+                        black_box(&w10),
+                        ROWS,
+                        black_box(&m),
+                        black_box(&at),
+                        black_box(&mut ys),
+                        sb,
+                    );
+                    simd::tanh_half_f32(black_box(&ys), black_box(&mut bt));
+                })
+            },
+        );
+        g.bench_with_input(
+            BenchmarkId::new("project_batch_tanh_scalar", n),
+            &n,
+            |bch, _| {
+                bch.iter(|| {
+                    reference::project_batch_tanh_f32(
+                        black_box(&w10),
+                        ROWS,
+                        black_box(&m),
+                        black_box(&at),
+                        black_box(&mut ys),
+                        black_box(&mut bt),
+                        sb,
+                    )
+                })
+            },
+        );
         g.bench_with_input(BenchmarkId::new("gemm_simd", n), &n, |bch, _| {
             bch.iter(|| {
                 simd::gemm_f32(

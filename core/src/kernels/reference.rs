@@ -438,6 +438,25 @@ pub fn project_batch_f32(
     }
 }
 
+/// [`project_batch_f32`] into `y`, then `t[i] = tanh(y[i]/2)` ([`tanh_half_f32`]),
+/// when `t` is as long as `y`; nothing is written otherwise, or when
+/// [`project_batch_f32`] writes nothing.
+pub fn project_batch_tanh_f32(
+    w: &[f32],
+    d: usize,
+    x: &[f32],
+    at: &[usize],
+    y: &mut [f32],
+    t: &mut [f32],
+    stride: usize,
+) {
+    if t.len() != y.len() || !project_batch_fit(w.len(), d, at.len(), y.len(), stride) {
+        return;
+    }
+    project_batch_f32(w, d, x, at, y, stride);
+    tanh_half_f32(y, t);
+}
+
 /// Whether [`project_batch_f32`] writes anything with operands of these lengths.
 pub fn project_batch_fit(w: usize, d: usize, rows: usize, out: usize, stride: usize) -> bool {
     d >= 1

@@ -1548,23 +1548,78 @@ pub fn project_batch_f32(
     if !super::reference::project_batch_fit(w.len(), d, at.len(), out.len(), stride) {
         return;
     }
-    in_registers!(d, project_batch(w, x, at, out, stride), else {
+    in_registers!(d, project_only(w, x, at, out, stride), else {
         super::reference::project_batch_f32(w, d, x, at, out, stride)
     });
 }
 
-/// [`project_batch_f32`] for `D` channels, `8 ≤ D ≤ 16` (operands checked).
+/// [`project_batch_f32`] into `y`, and `t = tanh(y/2)` in the same layout (what
+/// [`tanh_half_f32`] of `y` writes, bit for bit), when `t` is as long as `y`; nothing
+/// is written otherwise, or when [`project_batch_f32`] writes nothing.
+///
+/// For `d` in [`PROJECT_IN_REGISTERS`] each group's sums go through `tanh` while they
+/// are in registers, where the division that bounds the `tanh` kernel overlaps the
+/// next group's multiply-adds; two passes, the projection's bound by its
+/// multiply-adds and `tanh`'s by its divisions, leave each unit idle in turn.
+pub fn project_batch_tanh_f32(
+    w: &[f32],
+    d: usize,
+    x: &[f32],
+    at: &[usize],
+    y: &mut [f32],
+    t: &mut [f32],
+    stride: usize,
+) {
+    if t.len() != y.len()
+        || !super::reference::project_batch_fit(w.len(), d, at.len(), y.len(), stride)
+    {
+        return;
+    }
+    in_registers!(d, project_tanh(w, x, at, y, t, stride), else {
+        super::reference::project_batch_f32(w, d, x, at, y, stride);
+        tanh_half_f32(y, t);
+    });
+}
+
+/// [`project_batch`] without `tanh`.
+#[inline(always)]
+fn project_only<const D: usize>(
+    w: &[f32],
+    x: &[f32],
+    at: &[usize],
+    out: &mut [f32],
+    stride: usize,
+) {
+    project_batch::<D, false>(w, x, at, out, &mut [], stride);
+}
+
+/// [`project_batch`] with `tanh`.
+#[inline(always)]
+fn project_tanh<const D: usize>(
+    w: &[f32],
+    x: &[f32],
+    at: &[usize],
+    y: &mut [f32],
+    t: &mut [f32],
+    stride: usize,
+) {
+    project_batch::<D, true>(w, x, at, y, t, stride);
+}
+
+/// [`project_batch_f32`] for `D` channels, `8 ≤ D ≤ 16` (operands checked), with
+/// `TANH` also `tanh(y/2)` into `t` (as long as `out`, checked).
 ///
 /// Sixteen rows at a time: two groups' transposed channels side by side in one
 /// sixteen-lane vector, so each multiply-add does both groups' work (on cores with
 /// 512-bit multiply-add units twice the work of an eight-lane one; elsewhere the same).
 /// A last group of up to eight rows goes alone.
 #[inline(always)]
-fn project_batch<const D: usize>(
+fn project_batch<const D: usize, const TANH: bool>(
     w: &[f32],
     x: &[f32],
     at: &[usize],
     out: &mut [f32],
+    t: &mut [f32],
     stride: usize,
 ) {
     // The rows that fill a last, partial group, and any row that does not fit in `x`.
@@ -1583,15 +1638,36 @@ fn project_batch<const D: usize>(
             // checked that it fits in the stride.
             let (a, b) = (transposed::<D>(&group(lo)), transposed::<D>(&group(hi)));
             let x: [f32x16; D] = core::array::from_fn(|k| cast([a[k], b[k]]));
-            channel_sums(w, &x, slots::<D, LANES>(&mut out[j..], stride));
+            let ys = slots::<D, LANES>(&mut out[j..], stride);
+            let ts = TANH.then(|| slots::<D, LANES>(&mut t[j..], stride));
+            let sums = channel_sums(w, &x);
+            for (slot, v) in ys.into_iter().zip(sums) {
+                v.store(slot);
+            }
+            for (slot, v) in ts.into_iter().flatten().zip(sums) {
+                tanh_half_x16(v).store(slot);
+            }
         } else {
             let x = transposed::<D>(&group(g));
-            channel_sums(w, &x, slots::<D, 8>(&mut out[j..], stride));
+            let ys = slots::<D, 8>(&mut out[j..], stride);
+            let ts = TANH.then(|| slots::<D, 8>(&mut t[j..], stride));
+            let sums = channel_sums(w, &x);
+            for (slot, v) in ys.into_iter().zip(sums) {
+                v.store(slot);
+            }
+            for (slot, v) in ts.into_iter().flatten().zip(sums) {
+                let th = tanh_half_x16(join(v, wide::f32x8::ZERO)).to_array();
+                slot.copy_from_slice(&th[..8]);
+            }
         }
     }
+    // tanh(0/2) = 0: the slots past the last group are zeros in both.
     let end = at.len().next_multiple_of(8);
     for i in 0..D {
         out[i * stride + end..(i + 1) * stride].fill(0.0);
+        if TANH {
+            t[i * stride + end..(i + 1) * stride].fill(0.0);
+        }
     }
 }
 
@@ -1601,7 +1677,10 @@ fn project_rows<const D: usize>(w: &[f32], rows: &[&[f32]; 8], out: &mut [f32], 
     // Every row has at least `D` values (checked), so the zeros are never taken.
     let zero = [0.0f32; D];
     let rows = rows.map(|r| r.first_chunk::<D>().unwrap_or(&zero));
-    channel_sums(w, &transposed::<D>(&rows), slots::<D, 8>(out, stride));
+    let ys = slots::<D, 8>(out, stride);
+    for (slot, v) in ys.into_iter().zip(channel_sums(w, &transposed::<D>(&rows))) {
+        v.store(slot);
+    }
 }
 
 /// The `D` output slots of `L` floats, `stride` apart. They are taken before the
@@ -1619,16 +1698,12 @@ fn slots<const D: usize, const L: usize>(out: &mut [f32], stride: usize) -> [&mu
     })
 }
 
-/// `slot[i] = Σ_k w[i·D + k]·x[k]` lane by lane, each a chain of fused multiply-adds
+/// `Σ_k w[i·D + k]·x[k]` for each output channel `i`, lane by lane, each a chain of fused multiply-adds
 /// over `k` from 0 (as the twin's). All `D` chains advance together, one multiply-add
 /// each per input channel: `D` independent chains keep both multiply-add pipes busy,
 /// where one channel's chain at a time waits on its own latency.
 #[inline(always)]
-fn channel_sums<V: Lanes<Elem = f32>, const D: usize, const L: usize>(
-    w: &[f32],
-    x: &[V; D],
-    slots: [&mut [f32; L]; D],
-) {
+fn channel_sums<V: Lanes<Elem = f32>, const D: usize>(w: &[f32], x: &[V; D]) -> [V; D] {
     let w = &w[..D * D];
     let mut acc = [V::ZERO; D];
     for (k, &xk) in x.iter().enumerate() {
@@ -1636,9 +1711,7 @@ fn channel_sums<V: Lanes<Elem = f32>, const D: usize, const L: usize>(
             *acc = V::splat(w[i * D + k]).mul_add(xk, *acc);
         }
     }
-    for (slot, acc) in slots.into_iter().zip(acc) {
-        acc.store(slot);
-    }
+    acc
 }
 
 /// Eight rows' first `D` channels (`D ≥ 4`) as `D` vectors of eight lanes, lane `q`
