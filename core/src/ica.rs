@@ -379,7 +379,7 @@ impl<'a> Ica<'a> {
         for at in (0..count).step_by(CHUNK_ROWS) {
             let s = (count - at).min(CHUNK_ROWS);
             // The channel-major buffers' stride: whole groups of eight rows when
-            // `project_batch_f32` writes y a group at a time.
+            // `project_batch_tanh_f32` writes y a group at a time.
             let sp = if fused { s.next_multiple_of(8) } else { s };
             let (xc, yt) = (&mut xt[..d * sp], &mut yt[..d * sp]);
             // m rows of the s planned: a row past the end of the data is skipped.

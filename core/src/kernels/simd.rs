@@ -1518,7 +1518,8 @@ pub(crate) use in_registers;
 /// twins agree bit for bit.
 ///
 /// For `d` in [`PROJECT_IN_REGISTERS`] the eight rows are turned into `d` vectors of
-/// eight lanes in registers (8 × 8 transposes, the last one ending at channel `d`) and
+/// eight lanes in registers (transposes of four channels, the last four ending at
+/// channel `d`) and
 /// each output channel is `d` multiply-adds of a broadcast weight with them: the
 /// transposed rows never go through memory, where [`columns_f32`] and then
 /// [`gemm_f32`] store them and read them back. Other `d` take one lane at a time.
@@ -1534,9 +1535,10 @@ pub fn project_rows_f32(w: &[f32], d: usize, rows: &[&[f32]; 8], out: &mut [f32]
 /// [`reference::project_batch_f32`](super::reference::project_batch_f32): `W` times
 /// the rows of `x` at the offsets `at`, channel-major, bit for bit what the twin writes.
 ///
-/// For `d` in [`PROJECT_IN_REGISTERS`] it is [`project_rows_f32`]'s computation for
-/// each group of eight rows, with the width a constant and the operands checked once
-/// for the whole batch instead of once a group; other `d` take the twin's path.
+/// For `d` in [`PROJECT_IN_REGISTERS`] it is [`project_rows_f32`]'s computation, two
+/// groups of eight rows to a sixteen-lane vector, with the width a constant and the
+/// operands checked once for the whole batch instead of once a group; other `d` take
+/// the twin's path.
 pub fn project_batch_f32(
     w: &[f32],
     d: usize,
