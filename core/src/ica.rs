@@ -111,8 +111,14 @@ fn matmul(a: &[f64], b: &[f64], out: &mut [f64], d: usize) {
 
 /// `eta[i] = √ε·zᵢ` with `zᵢ` standard normals: the entries of eq. 16's `η`.
 fn fill_eta<R: Rng + ?Sized>(eps: f64, rng: &mut R, eta: &mut [f64]) {
-    // One fill for D ≤ 16 (a short fill is bound by latency, so fewer is faster).
-    let mut z = [0.0f32; 256];
+    // One fill for D ≤ 16 (a short fill is bound by latency, so fewer is faster), into
+    // a buffer on cache lines of its own: the fill's 64-byte stores then do not straddle
+    // two lines, and the loads right after them take their values from the stores
+    // (a straddling store does not forward).
+    #[repr(align(64))]
+    struct Lines([f32; 256]);
+    let mut lines = Lines([0.0; 256]);
+    let z = &mut lines.0;
     let se = libm::sqrt(eps);
     for chunk in eta.chunks_mut(z.len()) {
         let zc = &mut z[..chunk.len()];
