@@ -112,12 +112,9 @@ fn matmul(a: &[f64], b: &[f64], out: &mut [f64], d: usize) {
 /// `eta[i] = √ε·zᵢ` with `zᵢ` standard normals: the entries of eq. 16's `η`.
 fn fill_eta<R: Rng + ?Sized>(eps: f64, rng: &mut R, eta: &mut [f64]) {
     // One fill for D ≤ 16 (a short fill is bound by latency, so fewer is faster), into
-    // a buffer on cache lines of its own: the fill's 64-byte stores then do not straddle
-    // two lines, and the loads right after them take their values from the stores
-    // (a straddling store does not forward).
-    #[repr(align(64))]
-    struct Lines([f32; 256]);
-    let mut lines = Lines([0.0; 256]);
+    // a buffer on cache lines of its own, so the conversion right after takes the
+    // fill's values straight from its stores.
+    let mut lines = crate::rng::CacheLines([0.0f32; 256]);
     let z = &mut lines.0;
     let se = libm::sqrt(eps);
     for chunk in eta.chunks_mut(z.len()) {
@@ -132,21 +129,25 @@ fn fill_eta<R: Rng + ?Sized>(eps: f64, rng: &mut R, eta: &mut [f64]) {
 /// True when no value is NaN or ±∞ (an exponent field not all ones), as one OR over
 /// all values (which the compiler vectorises), not a search that stops at the first.
 fn all_finite_f64(xs: &[f64]) -> bool {
+    !xs.iter().fold(false, |bad, &v| bad | not_finite(v))
+}
+
+/// True for NaN and ±∞: an exponent field of all ones (a bit test, which vectorises).
+#[inline(always)]
+fn not_finite(v: f64) -> bool {
     const EXP: u64 = 0x7ff0_0000_0000_0000;
-    !xs.iter()
-        .fold(false, |bad, v| bad | (v.to_bits() & EXP == EXP))
+    v.to_bits() & EXP == EXP
 }
 
 /// `w += step` with the old `w` left in `step`, in one pass; true when every new value
 /// is finite (the check as in [`all_finite_f64`]).
 fn add_checked(w: &mut [f64], step: &mut [f64]) -> bool {
-    const EXP: u64 = 0x7ff0_0000_0000_0000;
     let mut bad = false;
     for (v, s) in w.iter_mut().zip(step.iter_mut()) {
         let old = *v;
         *v = old + *s;
         *s = old;
-        bad |= v.to_bits() & EXP == EXP;
+        bad |= not_finite(*v);
     }
     !bad
 }

@@ -21,11 +21,11 @@ use wide::u64x8;
 /// Lanes advanced per round.
 pub const LANES: usize = 8;
 
-/// Bytes on 64-byte cache lines of their own: a buffer that a generator's vector stores
-/// fill and vector loads read back, so that no store straddles two lines (a straddling
-/// store does not forward to the load that follows it).
+/// A value (an array) on 64-byte cache lines of its own: a buffer that vector stores
+/// fill and loads read back right after, so that no store straddles two lines (a
+/// straddling store does not forward to the load that follows it).
 #[repr(align(64))]
-pub(crate) struct CacheLines<const N: usize>(pub(crate) [u8; N]);
+pub(crate) struct CacheLines<T>(pub(crate) T);
 
 /// Eight xoshiro256++ streams advanced in lockstep (see the module docs).
 #[derive(Clone, Debug, PartialEq, Eq)]
