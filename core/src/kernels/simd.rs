@@ -1493,20 +1493,20 @@ fn columns<T: Copy + From<f32>>(rows: &[&[f32]; 8], out: &mut [T], stride: usize
 /// registers (the others take one lane at a time).
 pub const PROJECT_IN_REGISTERS: core::ops::RangeInclusive<usize> = 8..=16;
 
-/// Calls `f::<D>(args)` with `D = d` as a constant for `d` in [`PROJECT_IN_REGISTERS`],
-/// else evaluates the fallback.
+/// Calls `f::<D>(args)` (or `f::<D, G>(args)`, written `f::<_, G>(args)`) with `D = d`
+/// as a constant for `d` in [`PROJECT_IN_REGISTERS`], else evaluates the fallback.
 macro_rules! in_registers {
-    ($d:expr, $f:ident($($arg:expr),*), else $fallback:block) => {
+    ($d:expr, $f:ident $(::<_, $g:tt>)? ($($arg:expr),*), else $fallback:block) => {
         match $d {
-            8 => $f::<8>($($arg),*),
-            9 => $f::<9>($($arg),*),
-            10 => $f::<10>($($arg),*),
-            11 => $f::<11>($($arg),*),
-            12 => $f::<12>($($arg),*),
-            13 => $f::<13>($($arg),*),
-            14 => $f::<14>($($arg),*),
-            15 => $f::<15>($($arg),*),
-            16 => $f::<16>($($arg),*),
+            8 => $f::<8 $(, $g)?>($($arg),*),
+            9 => $f::<9 $(, $g)?>($($arg),*),
+            10 => $f::<10 $(, $g)?>($($arg),*),
+            11 => $f::<11 $(, $g)?>($($arg),*),
+            12 => $f::<12 $(, $g)?>($($arg),*),
+            13 => $f::<13 $(, $g)?>($($arg),*),
+            14 => $f::<14 $(, $g)?>($($arg),*),
+            15 => $f::<15 $(, $g)?>($($arg),*),
+            16 => $f::<16 $(, $g)?>($($arg),*),
             _ => $fallback,
         }
     };
@@ -1550,7 +1550,7 @@ pub fn project_batch_f32(
     if !super::reference::project_batch_fit(w.len(), d, at.len(), out.len(), stride) {
         return;
     }
-    in_registers!(d, project_only(w, x, at, out, stride), else {
+    in_registers!(d, project_batch::<_, false>(w, x, at, out, &mut [], stride), else {
         super::reference::project_batch_f32(w, d, x, at, out, stride)
     });
 }
@@ -1577,35 +1577,10 @@ pub fn project_batch_tanh_f32(
     {
         return;
     }
-    in_registers!(d, project_tanh(w, x, at, y, t, stride), else {
+    in_registers!(d, project_batch::<_, true>(w, x, at, y, t, stride), else {
         super::reference::project_batch_f32(w, d, x, at, y, stride);
         tanh_half_f32(y, t);
     });
-}
-
-/// [`project_batch`] without `tanh`.
-#[inline(always)]
-fn project_only<const D: usize>(
-    w: &[f32],
-    x: &[f32],
-    at: &[usize],
-    out: &mut [f32],
-    stride: usize,
-) {
-    project_batch::<D, false>(w, x, at, out, &mut [], stride);
-}
-
-/// [`project_batch`] with `tanh`.
-#[inline(always)]
-fn project_tanh<const D: usize>(
-    w: &[f32],
-    x: &[f32],
-    at: &[usize],
-    y: &mut [f32],
-    t: &mut [f32],
-    stride: usize,
-) {
-    project_batch::<D, true>(w, x, at, y, t, stride);
 }
 
 /// [`project_batch_f32`] for `D` channels, `8 ≤ D ≤ 16` (operands checked), with
