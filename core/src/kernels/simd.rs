@@ -1632,9 +1632,15 @@ fn project_batch<const D: usize, const TANH: bool>(
             for (slot, v) in ys.into_iter().zip(sums) {
                 v.store(slot);
             }
-            for (slot, v) in ts.into_iter().flatten().zip(sums) {
-                let th = tanh_half_x16(join(v, wide::f32x8::ZERO)).to_array();
-                slot.copy_from_slice(&th[..8]);
+            if let Some(mut ts) = ts {
+                // Two channels to a sixteen-lane tanh: half the divisions of one each.
+                for (slots, v) in ts.chunks_mut(2).zip(sums.chunks(2)) {
+                    let pair = join(v[0], v.get(1).copied().unwrap_or(wide::f32x8::ZERO));
+                    let th = tanh_half_x16(pair).to_array();
+                    for (slot, th) in slots.iter_mut().zip(th.chunks_exact(8)) {
+                        slot.copy_from_slice(th);
+                    }
+                }
             }
         }
     }
