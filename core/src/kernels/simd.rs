@@ -1613,8 +1613,7 @@ fn project_batch<const D: usize, const TANH: bool>(
         if let Some((lo, hi)) = g.split_at_checked(8).filter(|(_, hi)| !hi.is_empty()) {
             // `at.len()` rounded up to eight is at least j + 16 here, and the caller
             // checked that it fits in the stride.
-            let (a, b) = (transposed::<D>(&group(lo)), transposed::<D>(&group(hi)));
-            let x: [f32x16; D] = core::array::from_fn(|k| cast([a[k], b[k]]));
+            let x = transposed16::<D>(&group(lo), &group(hi));
             let ys = slots::<D, LANES>(&mut out[j..], stride);
             let ts = TANH.then(|| slots::<D, LANES>(&mut t[j..], stride));
             let sums = channel_sums(w, &x);
@@ -1712,6 +1711,89 @@ fn transposed<const D: usize>(rows: &[&[f32; D]; 8]) -> [wide::f32x8; D] {
         k0 += 4;
     }
     x
+}
+
+/// Sixteen rows' first `D` channels (`D ≥ 4`), rows `lo` then `hi`, as `D` vectors of
+/// sixteen lanes, lane `q` row `q`: [`transposed`]'s four channels at a time, on
+/// sixteen-lane registers where AVX-512 has them (half the shuffles of two groups of
+/// eight, and no joining of their halves after).
+#[inline(always)]
+fn transposed16<const D: usize>(lo: &[&[f32; D]; 8], hi: &[&[f32; D]; 8]) -> [f32x16; D] {
+    #[cfg(all(
+        any(target_arch = "x86", target_arch = "x86_64"),
+        target_feature = "avx512f"
+    ))]
+    {
+        let mut x = [f32x16::ZERO; D];
+        let mut k0 = 0;
+        while k0 < D {
+            let at = k0.min(D - 4);
+            let quad = channels4x16(lo, hi, at);
+            for (j, v) in quad.into_iter().enumerate() {
+                x[at + j] = v;
+            }
+            k0 += 4;
+        }
+        x
+    }
+    #[cfg(not(all(
+        any(target_arch = "x86", target_arch = "x86_64"),
+        target_feature = "avx512f"
+    )))]
+    {
+        let (a, b) = (transposed::<D>(lo), transposed::<D>(hi));
+        core::array::from_fn(|k| cast([a[k], b[k]]))
+    }
+}
+
+/// Channels `k0..k0 + 4` of sixteen rows, one vector each (lane `q` row `q`): register
+/// `q` holds rows `q`, `q + 4`, `q + 8` and `q + 12` in its four quarters, so the
+/// transpose is [`channels4`]'s in-quarter 4 × 4 one, eight shuffles for all sixteen
+/// rows.
+#[cfg(all(
+    any(target_arch = "x86", target_arch = "x86_64"),
+    target_feature = "avx512f"
+))]
+#[inline(always)]
+fn channels4x16<const D: usize>(
+    lo: &[&[f32; D]; 8],
+    hi: &[&[f32; D]; 8],
+    k0: usize,
+) -> [f32x16; 4] {
+    use safe_arch::{
+        cast_m256_to_m512, insert_m256_to_m512, load_unaligned_m128, m256, m512, set_m128_m256,
+        shuffle_m512,
+    };
+    let four = |row: &[f32; D]| -> [f32; 4] {
+        let mut a = [0.0f32; 4];
+        a.copy_from_slice(&row[k0..k0 + 4]);
+        a
+    };
+    let pair = |a: &[f32; D], b: &[f32; D]| -> m256 {
+        set_m128_m256(load_unaligned_m128(&four(b)), load_unaligned_m128(&four(a)))
+    };
+    let r: [m512; 4] = core::array::from_fn(|q| {
+        insert_m256_to_m512::<1>(
+            cast_m256_to_m512(pair(lo[q], lo[q + 4])),
+            pair(hi[q], hi[q + 4]),
+        )
+    });
+    // Pairs of channels from two registers, then single channels from two pairs.
+    let (t0, t1) = (
+        shuffle_m512::<0b01_00_01_00>(r[0], r[1]),
+        shuffle_m512::<0b11_10_11_10>(r[0], r[1]),
+    );
+    let (t2, t3) = (
+        shuffle_m512::<0b01_00_01_00>(r[2], r[3]),
+        shuffle_m512::<0b11_10_11_10>(r[2], r[3]),
+    );
+    [
+        shuffle_m512::<0b10_00_10_00>(t0, t2),
+        shuffle_m512::<0b11_01_11_01>(t0, t2),
+        shuffle_m512::<0b10_00_10_00>(t1, t3),
+        shuffle_m512::<0b11_01_11_01>(t1, t3),
+    ]
+    .map(cast)
 }
 
 /// Channels `k0..k0 + 4` of eight rows, one vector each (lane `q` row `q`).
