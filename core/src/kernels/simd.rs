@@ -1974,8 +1974,10 @@ fn tanh_half_x16(v: f32x16) -> f32x16 {
     const LN2_16_HI: f32 = 355.0 / 512.0 / 16.0; // 0.693359375/16
     const LN2_16_LO: f32 = -2.121_944_4e-4 / 16.0;
     let c = f32x16::splat;
-    // e^x for x = −a: a = y clamped to [−40, 40].
-    let a = v.fast_max(c(-40.0)).fast_min(c(40.0));
+    // e^x for x = −a: a = y clamped to [−40, 40]. x86's max and min return their
+    // second operand when either is NaN, so a NaN comes through the clamp, and every
+    // step after carries it to the result.
+    let a = c(40.0).fast_min(c(-40.0).fast_max(v));
     // s = k + 1.5·2²³ exactly, k = round(−16a/ln2); its low bits hold 2²² + k.
     let s = a.mul_add(c(-16.0 * core::f32::consts::LOG2_E), c(SHIFTER));
     let k = s - c(SHIFTER);
@@ -1993,12 +1995,17 @@ fn tanh_half_x16(v: f32x16) -> f32x16 {
     let table = f32x16::new(core::array::from_fn(|j| {
         EXP2_SIXTEENTHS[j / 8][j % 8] as f32
     }));
-    let scaled = p * table.shuffle_wrapping(bits);
-    // e^x ∈ [e^{−40}, e^{40}] is a normal f32: adding m (of either sign) to the exponent
-    // is exact.
-    let t: f32x16 = cast(cast::<f32x16, u32x16>(scaled) + ((bits >> 4u32) << 23u32));
+    // 2^{j/16}·2^m ∈ [2^{−58}, 2^{59}] is a normal f32: adding m (of either sign) to
+    // the table entry's exponent is exact, and so is scaling by 2^m after the product
+    // with p (a normal result), which this is the same number as. Taken before the
+    // product, a NaN's p makes the result NaN whatever bits the addition left.
+    let pow: f32x16 =
+        cast(cast::<f32x16, u32x16>(table.shuffle_wrapping(bits)) + ((bits >> 4u32) << 23u32));
+    let t = p * pow;
     let th = (c(1.0) - t) / (c(1.0) + t);
-    v.is_nan().select(v, th)
+    #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
+    let th = v.is_nan().select(v, th);
+    th
 }
 
 /// True when every value is finite (no NaN, no ±∞).
