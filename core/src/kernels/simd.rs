@@ -1700,12 +1700,18 @@ fn channel_sums<V: Lanes<Elem = f32>, const D: usize>(w: &[f32], x: &[V; D]) -> 
 /// row `q`: four channels at a time, the last four ending at channel `D`.
 #[inline(always)]
 fn transposed<const D: usize>(rows: &[&[f32; D]; 8]) -> [wide::f32x8; D] {
-    let mut x = [wide::f32x8::ZERO; D];
+    by_quads(|at| channels4(rows, at))
+}
+
+/// `D` channels (`D ≥ 4`) from `quad(k0)`, which gives channels `k0..k0 + 4`: four at
+/// a time, the last four ending at channel `D`.
+#[inline(always)]
+fn by_quads<V: Lanes, const D: usize>(quad: impl Fn(usize) -> [V; 4]) -> [V; D] {
+    let mut x = [V::ZERO; D];
     let mut k0 = 0;
     while k0 < D {
         let at = k0.min(D - 4);
-        let quad = channels4(rows, at);
-        for (j, v) in quad.into_iter().enumerate() {
+        for (j, v) in quad(at).into_iter().enumerate() {
             x[at + j] = v;
         }
         k0 += 4;
@@ -1724,17 +1730,7 @@ fn transposed16<const D: usize>(lo: &[&[f32; D]; 8], hi: &[&[f32; D]; 8]) -> [f3
         target_feature = "avx512f"
     ))]
     {
-        let mut x = [f32x16::ZERO; D];
-        let mut k0 = 0;
-        while k0 < D {
-            let at = k0.min(D - 4);
-            let quad = channels4x16(lo, hi, at);
-            for (j, v) in quad.into_iter().enumerate() {
-                x[at + j] = v;
-            }
-            k0 += 4;
-        }
-        x
+        by_quads(|at| channels4x16(lo, hi, at))
     }
     #[cfg(not(all(
         any(target_arch = "x86", target_arch = "x86_64"),
