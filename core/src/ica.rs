@@ -129,14 +129,7 @@ fn fill_eta<R: Rng + ?Sized>(eps: f64, rng: &mut R, eta: &mut [f64]) {
 /// True when no value is NaN or ±∞ (an exponent field not all ones), as one OR over
 /// all values (which the compiler vectorises), not a search that stops at the first.
 fn all_finite_f64(xs: &[f64]) -> bool {
-    !xs.iter().fold(false, |bad, &v| bad | not_finite(v))
-}
-
-/// True for NaN and ±∞: an exponent field of all ones (a bit test, which vectorises).
-#[inline(always)]
-fn not_finite(v: f64) -> bool {
-    const EXP: u64 = 0x7ff0_0000_0000_0000;
-    v.to_bits() & EXP == EXP
+    !xs.iter().fold(false, |bad, &v| bad | !v.is_finite())
 }
 
 /// `w += step` with the old `w` left in `step`, in one pass; true when every new value
@@ -147,7 +140,7 @@ fn add_checked(w: &mut [f64], step: &mut [f64]) -> bool {
         let old = *v;
         *v = old + *s;
         *s = old;
-        bad |= not_finite(*v);
+        bad |= !v.is_finite();
     }
     !bad
 }
