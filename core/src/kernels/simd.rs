@@ -1756,22 +1756,11 @@ fn channels4x16<const D: usize>(
     hi: &[&[f32; D]; 8],
     k0: usize,
 ) -> [f32x16; 4] {
-    use safe_arch::{
-        cast_m256_to_m512, insert_m256_to_m512, load_unaligned_m128, m256, m512, set_m128_m256,
-        shuffle_m512,
-    };
-    let four = |row: &[f32; D]| -> [f32; 4] {
-        let mut a = [0.0f32; 4];
-        a.copy_from_slice(&row[k0..k0 + 4]);
-        a
-    };
-    let pair = |a: &[f32; D], b: &[f32; D]| -> m256 {
-        set_m128_m256(load_unaligned_m128(&four(b)), load_unaligned_m128(&four(a)))
-    };
+    use safe_arch::{cast_m256_to_m512, insert_m256_to_m512, m512, shuffle_m512};
     let r: [m512; 4] = core::array::from_fn(|q| {
         insert_m256_to_m512::<1>(
-            cast_m256_to_m512(pair(lo[q], lo[q + 4])),
-            pair(hi[q], hi[q + 4]),
+            cast_m256_to_m512(two_quads(lo[q], lo[q + 4], k0)),
+            two_quads(hi[q], hi[q + 4], k0),
         )
     });
     // Pairs of channels from two registers, then single channels from two pairs.
@@ -1800,25 +1789,13 @@ fn channels4x16<const D: usize>(
 /// channels, where an 8 × 8 transpose in registers takes twenty-four for eight.
 #[inline(always)]
 fn channels4<const D: usize>(rows: &[&[f32; D]; 8], k0: usize) -> [wide::f32x8; 4] {
-    let four = |q: usize| -> [f32; 4] {
-        let mut a = [0.0f32; 4];
-        a.copy_from_slice(&rows[q][k0..k0 + 4]);
-        a
-    };
     #[cfg(all(
         any(target_arch = "x86", target_arch = "x86_64"),
         target_feature = "avx"
     ))]
     {
-        use safe_arch::{
-            load_unaligned_m128, m256, set_m128_m256, shuffle_m256, unpack_hi_m256, unpack_lo_m256,
-        };
-        let r: [m256; 4] = core::array::from_fn(|q| {
-            set_m128_m256(
-                load_unaligned_m128(&four(q + 4)),
-                load_unaligned_m128(&four(q)),
-            )
-        });
+        use safe_arch::{m256, shuffle_m256, unpack_hi_m256, unpack_lo_m256};
+        let r: [m256; 4] = core::array::from_fn(|q| two_quads(rows[q], rows[q + 4], k0));
         let (a0, a1) = (unpack_lo_m256(r[0], r[1]), unpack_hi_m256(r[0], r[1]));
         let (a2, a3) = (unpack_lo_m256(r[2], r[3]), unpack_hi_m256(r[2], r[3]));
         [
@@ -1834,9 +1811,32 @@ fn channels4<const D: usize>(rows: &[&[f32; D]; 8], k0: usize) -> [wide::f32x8; 
         target_feature = "avx"
     )))]
     {
-        let r: [[f32; 4]; 8] = core::array::from_fn(four);
+        let r: [[f32; 4]; 8] = core::array::from_fn(|q| quad(rows[q], k0));
         core::array::from_fn(|j| wide::f32x8::new(core::array::from_fn(|q| r[q][j])))
     }
+}
+
+/// Channels `k0..k0 + 4` of `row`.
+#[inline(always)]
+fn quad<const D: usize>(row: &[f32; D], k0: usize) -> [f32; 4] {
+    let mut a = [0.0f32; 4];
+    a.copy_from_slice(&row[k0..k0 + 4]);
+    a
+}
+
+/// Channels `k0..k0 + 4` of row `lo` in the low half and of row `hi` in the high half:
+/// a 128-bit load and an insert from memory.
+#[cfg(all(
+    any(target_arch = "x86", target_arch = "x86_64"),
+    target_feature = "avx"
+))]
+#[inline(always)]
+fn two_quads<const D: usize>(lo: &[f32; D], hi: &[f32; D], k0: usize) -> safe_arch::m256 {
+    use safe_arch::{load_unaligned_m128, set_m128_m256};
+    set_m128_m256(
+        load_unaligned_m128(&quad(hi, k0)),
+        load_unaligned_m128(&quad(lo, k0)),
+    )
 }
 
 /// `y ← y + α·x` in f64.
