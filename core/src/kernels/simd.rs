@@ -1982,21 +1982,21 @@ fn tanh_half_x16(v: f32x16) -> f32x16 {
         .mul_add(c(-1.0 / 6.0), c(0.5))
         .mul_add(rho, c(-1.0))
         .mul_add(rho, c(1.0));
-    // j = k mod 16 is the low four bits, all the permute reads (it wraps); m = ⌊k/16⌋
-    // is the rest, shifted into the exponent field (what lies left of it falls off the
-    // top).
+    // j = k mod 16 is the low four bits, all the permute reads (it wraps). The bits
+    // are 0x4B40_0000 + k, so shifted left by 19 they are k·2¹⁹ = m·2²³ + j·2¹⁹
+    // (mod 2³², the rest falls off the top) with m = ⌊k/16⌋: m in the exponent field,
+    // and j·2¹⁹ that the table's entries have taken off already.
     let bits: u32x16 = cast(s);
     let table = f32x16::new(core::array::from_fn(|j| {
-        EXP2_SIXTEENTHS[j / 8][j % 8] as f32
+        f32::from_bits((EXP2_SIXTEENTHS[j / 8][j % 8] as f32).to_bits() - ((j as u32) << 19))
     }));
     // 2^{j/16}·2^m ∈ [2^{−58}, 2^{59}] is a normal f32: adding m (of either sign) to
     // the table entry's exponent is exact, and so is scaling by 2^m after the product
     // with p (a normal result), which this is the same number as. Taken before the
     // product, a NaN's p makes the result NaN whatever bits the addition left.
-    let pow: f32x16 =
-        cast(cast::<f32x16, u32x16>(table.shuffle_wrapping(bits)) + ((bits >> 4u32) << 23u32));
-    let t = p * pow;
-    let th = (c(1.0) - t) / (c(1.0) + t);
+    let pow: f32x16 = cast(cast::<f32x16, u32x16>(table.shuffle_wrapping(bits)) + (bits << 19u32));
+    // t = p·2^{j/16}·2^m, and 1 ∓ t each rounded once (fused).
+    let th = (-p).mul_add(pow, c(1.0)) / p.mul_add(pow, c(1.0));
     #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
     let th = v.is_nan().select(v, th);
     th
