@@ -29,7 +29,8 @@
 //! and `Σ tanh(y/2) yᵀ` in f32, the last in sixteen lanes of at most eight products each
 //! (chunks of 128 rows), whose totals are added in f64: each entry of the sum is within
 //! about `12·2⁻²⁴` of `Σ|tanh(yᵢ/2)·yₖ|` of the sum of its rows' rounded `y`, a
-//! rounding of the size `y` itself carries from f32.
+//! rounding of the size `y` itself carries from f32. The prior's `λ W Wᵀ` is summed
+//! with it, the columns of `W` as `d` more rows (so the bound adds `λ(n/N)·Σₘ|WᵢₘWₖₘ|`).
 
 use rand_core::Rng;
 
@@ -143,6 +144,31 @@ fn add_checked(w: &mut [f64], step: &mut [f64]) -> bool {
         bad |= !v.is_finite();
     }
     !bad
+}
+
+/// The columns `wₘ` of `W` as rows of the channel-major buffers (stride `sp`), from
+/// their start: `y[k·sp + m] = W[k][m]` and `t[k·sp + m] = c·W[k][m]`, in f32. Row `k`
+/// of `W` is channel `k` of them all, so each is one contiguous run (with `d` a
+/// constant for the widths the projection keeps in registers, fixed-size moves).
+fn prior_rows(w: &[f64], c: f64, d: usize, y: &mut [f32], t: &mut [f32], sp: usize) {
+    crate::kernels::simd::in_registers!(d, prior_rows_n(w, c, y, t, sp), else {
+        for (k, wk) in w[..d * d].chunks_exact(d).enumerate() {
+            let (yk, tk) = (&mut y[k * sp..][..d], &mut t[k * sp..][..d]);
+            for ((y, t), &v) in yk.iter_mut().zip(tk.iter_mut()).zip(wk) {
+                *y = v as f32;
+                *t = (c * v) as f32;
+            }
+        }
+    });
+}
+
+/// [`prior_rows`] for `D × D`.
+fn prior_rows_n<const D: usize>(w: &[f64], c: f64, y: &mut [f32], t: &mut [f32], sp: usize) {
+    let (w, _) = w[..D * D].as_chunks::<D>();
+    for (k, wk) in w.iter().enumerate() {
+        *y[k * sp..].first_chunk_mut::<D>().expect("stride ≥ D") = wk.map(|v| v as f32);
+        *t[k * sp..].first_chunk_mut::<D>().expect("stride ≥ D") = wk.map(|v| (c * v) as f32);
+    }
 }
 
 /// `out = aᵀ` for a `d × d` matrix: for the widths the projection keeps in registers
@@ -340,9 +366,9 @@ impl<'a> Ica<'a> {
     fn drift_matrix_by(&self, w: &[f64], rows: Rows<'_>, scratch: &mut [f64], fused: bool) {
         let d = self.d;
         let scale = self.drift_parts(w, rows, scratch, fused);
-        let (a, wwt) = scratch.split_at_mut(d * d);
-        for (aij, v) in a.iter_mut().zip(&wwt[..d * d]) {
-            *aij = -scale * *aij - self.lambda * v;
+        let a = &mut scratch[..d * d];
+        for aij in a.iter_mut() {
+            *aij *= -scale;
         }
         let nn = self.len() as f64;
         for i in 0..d {
@@ -350,19 +376,24 @@ impl<'a> Ica<'a> {
         }
     }
 
-    /// The parts of [`drift_matrix`](Self::drift_matrix): the data sum
-    /// `Σ tanh(y/2) yᵀ` over the rows of `rows` into the first `d²` scratch words and
-    /// `W Wᵀ` into the next `d²`; returns the sum's scale `N/n`. `y = W·x` is computed by
-    /// [`project_batch_f32`](crate::kernels::simd::project_batch_f32) straight from the
-    /// rows (`fused`, for the widths it keeps in registers) or by the rows turned into
-    /// columns and one product: the same numbers either way with the SIMD kernels (the
-    /// same chains of fused multiply-adds).
+    /// The sum of [`drift_matrix`](Self::drift_matrix) that `−N/n` scales:
+    /// `Σ tanh(y/2) yᵀ + (λn/N) W Wᵀ` over the rows of `rows`, into the first `d²`
+    /// scratch words; returns the scale `N/n`.
+    ///
+    /// `y = W·x` is computed by
+    /// [`project_batch_tanh_f32`](crate::kernels::simd::project_batch_tanh_f32) straight
+    /// from the rows (`fused`, for the widths it keeps in registers) or by the rows
+    /// turned into columns and one product: the same numbers either way with the SIMD
+    /// kernels (the same chains of fused multiply-adds). The prior's `W Wᵀ = Σₘ wₘ wₘᵀ`
+    /// over the columns `wₘ` of `W` is the same kind of sum: the columns join the last
+    /// chunk as `d` more rows, with `tanh(y/2)` replaced by `(λn/N) wₘ` and `y` by `wₘ`
+    /// (or form a chunk of their own when it is full), so its products share the data
+    /// sum's vectors.
     fn drift_parts(&self, w: &[f64], rows: Rows<'_>, scratch: &mut [f64], fused: bool) -> f64 {
         let count = rows.len();
         let d = self.d;
         let (a, rest) = scratch.split_at_mut(d * d);
         let (sums, rest) = rest.split_at_mut(d * d);
-        let (wt, rest) = rest.split_at_mut(d * d);
         // The data path runs in f32 (the data's precision), its totals in f64: W as f32,
         // and the rows of a chunk of `s` rows transposed (channel-major, stride `s`), so
         // every pass below runs along the rows and covers the whole chunk in one call:
@@ -374,18 +405,28 @@ impl<'a> Ica<'a> {
         for (o, &v) in w32.iter_mut().zip(w) {
             *o = v as f32;
         }
-        // Σ tanh(y/2) yᵀ into `a`: the first chunk writes it, later ones add to it.
+        // The prior's rows: y = wₘ (as f32) and in tanh's place c·wₘ, with c = λn/N so
+        // that −(N/n)·c·W Wᵀ = −λ W Wᵀ.
+        let c = self.lambda * count.max(1) as f64 / self.len() as f64;
+        // Σ into `a`: the first chunk writes it, later ones add to it.
         let mut summed = false;
-        for at in (0..count).step_by(CHUNK_ROWS) {
+        let mut at = 0;
+        let mut starts = [0usize; CHUNK_ROWS];
+        loop {
             let s = (count - at).min(CHUNK_ROWS);
+            let prior = at + s == count && s + d <= CHUNK_ROWS;
+            let extra = if prior { d } else { 0 };
             // The channel-major buffers' stride: whole groups of eight rows when
             // `project_batch_tanh_f32` writes y a group at a time.
-            let sp = if fused { s.next_multiple_of(8) } else { s };
+            let sp = if fused {
+                (s + extra).next_multiple_of(8)
+            } else {
+                s + extra
+            };
             let (xc, yt) = (&mut xt[..d * sp], &mut yt[..d * sp]);
             // m rows of the s planned: a row past the end of the data is skipped.
-            let mut starts = [0usize; CHUNK_ROWS];
             let len = self.len();
-            let found = if rows.max(at, s) < len {
+            let found = if s == 0 || rows.max(at, s) < len {
                 // Every row in range (a checked batch, the whole data set): the offsets
                 // in one pass the compiler vectorises.
                 rows.fill_scaled(at, &mut starts[..s], d);
@@ -400,11 +441,14 @@ impl<'a> Ica<'a> {
                 }
                 found
             };
-            if found == 0 {
+            at += s;
+            if found == 0 && !prior {
                 continue;
             }
             // tanh(y/2) goes into the transposed rows' buffer, free once y is computed.
-            if fused {
+            if found == 0 {
+                // The prior's rows alone.
+            } else if fused {
                 // y = W·x sixteen rows at a time, straight from the rows (transposed in
                 // registers), and tanh(y/2) of each group while its sums are in
                 // registers; the slots past the last row are zero (y = 0, tanh 0: they
@@ -417,42 +461,42 @@ impl<'a> Ica<'a> {
                 let mut groups = starts[..found].chunks_exact(8);
                 for g in &mut groups {
                     let eight: [&[f32]; 8] = core::array::from_fn(|q| &self.x[g[q]..g[q] + d]);
-                    imp::columns_f32(&eight, &mut xc[m..], s);
+                    imp::columns_f32(&eight, &mut xc[m..], sp);
                     m += 8;
                 }
                 for &at in groups.remainder() {
                     for (k, &v) in self.x[at..at + d].iter().enumerate() {
-                        xc[k * s + m] = v;
+                        xc[k * sp + m] = v;
                     }
                     m += 1;
                 }
                 for k in 0..d {
                     // Skipped rows leave zeros (y = 0, tanh 0: they add nothing).
-                    xc[k * s + m..(k + 1) * s].fill(0.0);
+                    xc[k * sp + m..(k + 1) * sp].fill(0.0);
                 }
-                imp::gemm_f32(w32, xc, yt, d, d, s);
+                imp::gemm_f32(w32, xc, yt, d, d, sp);
                 imp::tanh_half_f32(yt, xc);
             }
             let tt = xc;
+            if prior {
+                prior_rows(w, c, d, &mut yt[found..], &mut tt[found..], sp);
+            }
             // Σ tanh(y/2) yᵀ over the chunk: TT·YTᵀ (d × d) in sixteen f32 lanes of at
             // most eight products each, their totals summed in f64.
+            let n = found + extra;
             if summed {
-                imp::dots_rows_f32_lanes(tt, yt, sp, found, sums, d);
+                imp::dots_rows_f32_lanes(tt, yt, sp, n, sums, d);
                 for (aij, v) in a.iter_mut().zip(sums.iter()) {
                     *aij += v;
                 }
             } else {
-                imp::dots_rows_f32_lanes(tt, yt, sp, found, a, d);
+                imp::dots_rows_f32_lanes(tt, yt, sp, n, a, d);
                 summed = true;
             }
+            if prior {
+                break;
+            }
         }
-        if !summed {
-            a.fill(0.0);
-        }
-        // D_W = A W − λ W (WᵀW) = (A − λ W Wᵀ) W with A = N·I − (N/n) Σ tanh(y/2) yᵀ,
-        // and W Wᵀ as W times its transpose.
-        transpose(w, wt, d);
-        matmul(w, wt, sums, d);
         self.len() as f64 / count.max(1) as f64
     }
 
@@ -550,13 +594,12 @@ impl<'a> Ica<'a> {
         } else {
             0.0
         };
-        // B += ½ε (−(N/n) S − λ W Wᵀ) with S the data sum, in one pass, then ½ε (N + γ)
-        // on the diagonal: ½ε M as drift_matrix would write it.
+        // B += ½ε·(−(N/n))·S with S the data sum and the prior's term, in one pass, then
+        // ½ε (N + γ) on the diagonal: ½ε M as drift_matrix would write it.
         let h = 0.5 * eps;
-        let (hs, hl) = (-h * scale, -h * self.lambda);
-        let (sum, wwt) = rest.split_at(d * d);
-        for ((bij, &sv), &v) in b.iter_mut().zip(sum).zip(&wwt[..d * d]) {
-            *bij += hs * sv + hl * v;
+        let hs = -h * scale;
+        for (bij, &sv) in b.iter_mut().zip(&rest[..d * d]) {
+            *bij += hs * sv;
         }
         let diag = h * (self.len() as f64 + gamma);
         for i in 0..d {
@@ -771,14 +814,20 @@ mod tests {
         let mut x: [f32; 3 * 50] = core::array::from_fn(|i| ((i * 37 % 23) as f32 - 11.0) / 7.0);
         x[3 * 49..].fill(0.0);
         let ica = Ica::new(&x, d, 0.5).unwrap();
-        let w = [1.0, 0.2, -0.1, 0.3, 0.9, 0.05, -0.2, 0.1, 1.1];
+        let w: [f64; 9] = [1.0, 0.2, -0.1, 0.3, 0.9, 0.05, -0.2, 0.1, 1.1];
         let mut batch: [usize; 200] = core::array::from_fn(|j| j * 7 % 49);
         let mut scratch = [0.0; Ica::scratch_len(3)];
         // The rows after a skipped one move to other lanes of the f32 sums, so the two
         // agree within twice the lanes' rounding: (k + 4)·2⁻²⁴ of (N/n)·Σ|tanh(y/2)·y|
-        // for each entry, with k = 8 products a lane (chunks of 128 rows).
+        // + λ·Σₘ|W·W| (the prior's products share the lanes) for each entry, with k = 8
+        // products a lane (chunks of 128 rows).
         let scale = 50.0 / batch.len() as f64;
-        let mut abs = [0.0f64; 9];
+        let mut abs: [f64; 9] = core::array::from_fn(|e| {
+            let (i, k) = (e / 3, e % 3);
+            (0..3)
+                .map(|m| 0.5 * (w[i * 3 + m] * w[k * 3 + m]).abs())
+                .sum()
+        });
         for &j in &batch[..] {
             let y: [f64; 3] = core::array::from_fn(|i| {
                 (0..3).map(|k| w[i * 3 + k] * f64::from(x[j * 3 + k])).sum()
@@ -797,6 +846,59 @@ mod tests {
             for ((s, z), a) in scratch[..9].iter().zip(&zero_row).zip(&abs) {
                 let tol = 2.0 * 12.0 * u * a + 1e-12 * z.abs().max(1.0);
                 assert!((s - z).abs() <= tol, "{s} vs {z} (tolerance {tol})");
+            }
+        }
+    }
+
+    #[test]
+    fn prior_rows_join_the_last_chunk_or_make_their_own() {
+        // d = 10: 118 rows leave room for the prior's ten in their chunk, 119 and 128
+        // do not (a chunk of their own), 256 is two full chunks, 300 ends in a short
+        // one. Against M = N·I − (N/n) Σ tanh(y/2) yᵀ − λ W Wᵀ in f64, within the f32
+        // path's rounding: y's (a relative 10⁻⁶ for ten channels) and the lanes'.
+        const N: usize = 300;
+        const D: usize = 10;
+        let mut xs = [0.0f32; N * D];
+        for (i, v) in xs.iter_mut().enumerate() {
+            *v = ((i * 37 % 101) as f32 - 50.0) / 17.0;
+        }
+        let lambda = 0.7;
+        let ica = Ica::new(&xs, D, lambda).unwrap();
+        let w: [f64; D * D] = core::array::from_fn(|i| {
+            f64::from(u8::from(i % (D + 1) == 0)) + ((i * 13 % 7) as f64 - 3.0) / 40.0
+        });
+        let mut scratch = [0.0; Ica::scratch_len(D)];
+        for n in [118, 119, 128, 256, 300] {
+            let batch: [usize; N] = core::array::from_fn(|j| j * 7 % N);
+            let batch = &batch[..n];
+            for fused in [true, false] {
+                ica.drift_matrix_by(&w, Rows::Batch(batch), &mut scratch, fused);
+                let (mut want, mut abs) = ([0.0f64; D * D], [0.0f64; D * D]);
+                let scale = N as f64 / n as f64;
+                for &j in batch {
+                    let y: [f64; D] = core::array::from_fn(|i| {
+                        (0..D)
+                            .map(|k| w[i * D + k] * f64::from(xs[j * D + k]))
+                            .sum()
+                    });
+                    for (e, (m, a)) in want.iter_mut().zip(abs.iter_mut()).enumerate() {
+                        let p = libm::tanh(y[e / D] / 2.0) * y[e % D];
+                        *m -= scale * p;
+                        *a += scale * p.abs();
+                    }
+                }
+                for (e, (m, a)) in want.iter_mut().zip(abs.iter_mut()).enumerate() {
+                    let (i, k) = (e / D, e % D);
+                    let wwt: f64 = (0..D).map(|m| w[i * D + m] * w[k * D + m]).sum();
+                    *m += if i == k { N as f64 } else { 0.0 } - lambda * wwt;
+                    *a += lambda * wwt.abs();
+                }
+                for (e, (got, (m, a))) in scratch.iter().zip(want.iter().zip(&abs)).enumerate() {
+                    assert!(
+                        (got - m).abs() <= 1e-5 * a,
+                        "n {n}, fused {fused}, entry {e}: {got} vs {m} (scale {a})"
+                    );
+                }
             }
         }
     }

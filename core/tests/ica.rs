@@ -95,9 +95,10 @@ fn natural_gradient_equals_finite_differences_times_wtw() {
             avg[k] += one[k] / n as f64;
         }
     }
-    // Equal but for the data sums' rounding: f32 lanes of at most four products (each
-    // sum within 8·2⁻²⁴ of Σ|tanh(yᵢ/2)·yₖ|), scaled by N/n and multiplied by W, in both.
-    let mut abs = DMatrix::zeros(d, d);
+    // Equal but for the sums' rounding: f32 lanes of at most four products (each sum
+    // within 8·2⁻²⁴ of Σ|tanh(yᵢ/2)·yₖ| + (λn/N)·Σₘ|Wᵢₘ·Wₖₘ|, the prior's products
+    // sharing the lanes), scaled by N/n and multiplied by W, in both.
+    let mut abs = lambda * wm.abs() * wm.abs().transpose();
     for row in x.chunks_exact(d) {
         let y = &wm * DVector::from_iterator(d, row.iter().map(|&v| v as f64));
         let t = y.map(|v| (0.5 * v).tanh().abs());

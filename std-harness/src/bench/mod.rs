@@ -28,8 +28,8 @@
 //! operation counts at those peaks: the normals it must draw, the gathers and scatters
 //! of its sparse rows, the FMAs of its dense arithmetic (the Langevin update
 //! `θ + (ε/2)g + √ε z` and the prior: 3 per parameter; for ICA `Wx` and the outer
-//! products `tanh(y/2)·yᵀ` of the batch, `WWᵀ`, and the one product
-//! `(½ε(A − λWWᵀ + γI) + η)·W` that makes the step), and its `tanh` and sigmoid
+//! products `tanh(y/2)·yᵀ` of the batch with the prior's `WWᵀ` in f32, and the one
+//! product `(½ε(A − λWWᵀ + γI) + η)·W` that makes the step in f64), and its `tanh` and sigmoid
 //! evaluations (one sigmoid per a9a row, one per mixture step, a `tanh` per ICA `y`).
 //! That is the `ops_floor_ns` of the report. It counts throughput, not latency: a step
 //! that cannot start before the last one ends is bound by its chain of dependent

@@ -422,10 +422,10 @@ impl Workload for IcaBench {
         Ops {
             normals: d * d,
             gathers: 0.0,
-            // y = W·x and Σ tanh(y/2)·yᵀ over the batch in f32; W·Wᵀ and the step's one
-            // product (½ε(A − λWWᵀ + γI) + η)·W in f64.
-            fmas_f32: 2.0 * b * d * d,
-            fmas_f64: 2.0 * d * d * d,
+            // y = W·x and Σ tanh(y/2)·yᵀ over the batch, and the prior's W·Wᵀ with it, in
+            // f32; the step's one product (½ε(A − λWWᵀ + γI) + η)·W in f64.
+            fmas_f32: 2.0 * b * d * d + d * d * d,
+            fmas_f64: d * d * d,
             // tanh(y/2) of every y.
             tanh: b * d,
         }
