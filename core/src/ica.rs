@@ -398,6 +398,10 @@ impl<'a> Ica<'a> {
         // and the rows of a chunk of `s` rows transposed (channel-major, stride `s`), so
         // every pass below runs along the rows and covers the whole chunk in one call:
         // xt[k·s + j] = x_{n_j,k}, yt = W·xt, tt = tanh(yt/2).
+        // The batch rows' offsets in words of their own (a local array would be zeroed
+        // on every call).
+        let (starts, rest) = rest.split_at_mut(CHUNK_ROWS);
+        let starts = wide::bytemuck::cast_slice_mut::<f64, usize>(starts);
         let f = wide::bytemuck::cast_slice_mut::<f64, f32>(rest);
         let (w32, f) = f.split_at_mut(d * d);
         let (xt, f) = f.split_at_mut(d * CHUNK_ROWS);
@@ -411,18 +415,13 @@ impl<'a> Ica<'a> {
         // Σ into `a`: the first chunk writes it, later ones add to it.
         let mut summed = false;
         let mut at = 0;
-        let mut starts = [0usize; CHUNK_ROWS];
         loop {
             let s = (count - at).min(CHUNK_ROWS);
             let prior = at + s == count && s + d <= CHUNK_ROWS;
             let extra = if prior { d } else { 0 };
-            // The channel-major buffers' stride: whole groups of eight rows when
+            // The channel-major buffers' stride: whole groups of eight rows, as
             // `project_batch_tanh_f32` writes y a group at a time.
-            let sp = if fused {
-                (s + extra).next_multiple_of(8)
-            } else {
-                s + extra
-            };
+            let sp = (s + extra).next_multiple_of(8);
             let (xc, yt) = (&mut xt[..d * sp], &mut yt[..d * sp]);
             // m rows of the s planned: a row past the end of the data is skipped.
             let len = self.len();
@@ -482,8 +481,11 @@ impl<'a> Ica<'a> {
                 prior_rows(w, c, d, &mut yt[found..], &mut tt[found..], sp);
             }
             // Σ tanh(y/2) yᵀ over the chunk: TT·YTᵀ (d × d) in sixteen f32 lanes of at
-            // most eight products each, their totals summed in f64.
-            let n = found + extra;
+            // most eight products each, their totals summed in f64. Over the whole
+            // stride, whose slots past the rows are zeros (they add nothing, and the
+            // last vector needs no mask), but for the prior's rows alone, which are
+            // all that was written.
+            let n = if found == 0 { extra } else { sp };
             if summed {
                 imp::dots_rows_f32_lanes(tt, yt, sp, n, sums, d);
                 for (aij, v) in a.iter_mut().zip(sums.iter()) {
