@@ -852,6 +852,16 @@ mod tests {
         }
     }
 
+    /// Data rows of a fixed pattern (any width takes a prefix of them).
+    fn pattern_rows<const L: usize>() -> [f32; L] {
+        core::array::from_fn(|i| ((i * 37 % 101) as f32 - 50.0) / 17.0)
+    }
+
+    /// Entry `i` of a `d × d` matrix near the identity.
+    fn near_identity(i: usize, d: usize) -> f64 {
+        f64::from(u8::from(i.is_multiple_of(d + 1))) + ((i * 13 % 7) as f64 - 3.0) / 40.0
+    }
+
     #[test]
     fn prior_rows_join_the_last_chunk_or_make_their_own() {
         // d = 10: 118 rows leave room for the prior's ten in their chunk, 119 and 128
@@ -860,15 +870,10 @@ mod tests {
         // path's rounding: y's (a relative 10⁻⁶ for ten channels) and the lanes'.
         const N: usize = 300;
         const D: usize = 10;
-        let mut xs = [0.0f32; N * D];
-        for (i, v) in xs.iter_mut().enumerate() {
-            *v = ((i * 37 % 101) as f32 - 50.0) / 17.0;
-        }
+        let xs: [f32; N * D] = pattern_rows();
         let lambda = 0.7;
         let ica = Ica::new(&xs, D, lambda).unwrap();
-        let w: [f64; D * D] = core::array::from_fn(|i| {
-            f64::from(u8::from(i % (D + 1) == 0)) + ((i * 13 % 7) as f64 - 3.0) / 40.0
-        });
+        let w: [f64; D * D] = core::array::from_fn(|i| near_identity(i, D));
         let mut scratch = [0.0; Ica::scratch_len(D)];
         for n in [118, 119, 128, 256, 300] {
             let batch: [usize; N] = core::array::from_fn(|j| j * 7 % N);
@@ -911,17 +916,14 @@ mod tests {
         // eight, more than one chunk, and rows out of range (skipped): bit for bit.
         const N: usize = 300;
         const MAX: usize = 16;
-        let mut xs = [0.0f32; N * MAX];
-        for (i, v) in xs.iter_mut().enumerate() {
-            *v = ((i * 37 % 101) as f32 - 50.0) / 17.0;
-        }
+        let xs: [f32; N * MAX] = pattern_rows();
         let mut fused = [0.0; Ica::scratch_len(MAX)];
         let mut columns = [0.0; Ica::scratch_len(MAX)];
         for d in 8..=MAX {
             let ica = Ica::new(&xs[..N * d], d, 0.5).unwrap();
             let mut wm = [0.0f64; MAX * MAX];
             for (i, v) in wm[..d * d].iter_mut().enumerate() {
-                *v = f64::from(u8::from(i % (d + 1) == 0)) + ((i * 13 % 7) as f64 - 3.0) / 40.0;
+                *v = near_identity(i, d);
             }
             let w = &wm[..d * d];
             for size in [1, 7, 8, 37, 100, 130, 300] {
