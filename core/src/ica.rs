@@ -395,9 +395,10 @@ impl<'a> Ica<'a> {
         let (a, rest) = scratch.split_at_mut(d * d);
         let (sums, rest) = rest.split_at_mut(d * d);
         // The data path runs in f32 (the data's precision), its totals in f64: W as f32,
-        // and the rows of a chunk of `s` rows transposed (channel-major, stride `s`), so
-        // every pass below runs along the rows and covers the whole chunk in one call:
-        // xt[k·s + j] = x_{n_j,k}, yt = W·xt, tt = tanh(yt/2).
+        // and the rows of a chunk of `s` rows transposed (channel-major, stride `sp`: the
+        // chunk's rows and the prior's, rounded up to eight), so every pass below runs
+        // along the rows and covers the whole chunk in one call: xt[k·sp + j] = x_{n_j,k},
+        // yt = W·xt, tt = tanh(yt/2).
         // The batch rows' offsets in words of their own (a local array would be zeroed
         // on every call).
         let (starts, rest) = rest.split_at_mut(CHUNK_ROWS);
