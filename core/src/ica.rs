@@ -171,27 +171,12 @@ fn prior_rows_n<const D: usize>(w: &[f64], c: f64, y: &mut [f32], t: &mut [f32],
     }
 }
 
-/// `out = aᵀ` for a `d × d` matrix: for the widths the projection keeps in registers
-/// with `d` a constant, so the hundred or so moves are unrolled with no index arithmetic
-/// (a step's `W Wᵀ` takes its `Wᵀ` from here).
+/// `out = aᵀ` for a `d × d` matrix.
 fn transpose(a: &[f64], out: &mut [f64], d: usize) {
-    crate::kernels::simd::in_registers!(d, transpose_n(a, out), else {
-        let (a, out) = (&a[..d * d], &mut out[..d * d]);
-        for (i, row) in a.chunks_exact(d).enumerate() {
-            for (o, &v) in out[i..].iter_mut().step_by(d).zip(row) {
-                *o = v;
-            }
-        }
-    });
-}
-
-/// [`transpose`] for `D × D`.
-fn transpose_n<const D: usize>(a: &[f64], out: &mut [f64]) {
-    let (a, _) = a[..D * D].as_chunks::<D>();
-    let (out, _) = out[..D * D].as_chunks_mut::<D>();
-    for (i, row) in a.iter().enumerate() {
-        for (o, &v) in out.iter_mut().zip(row) {
-            o[i] = v;
+    let (a, out) = (&a[..d * d], &mut out[..d * d]);
+    for (i, row) in a.chunks_exact(d).enumerate() {
+        for (o, &v) in out[i..].iter_mut().step_by(d).zip(row) {
+            *o = v;
         }
     }
 }
@@ -426,7 +411,7 @@ impl<'a> Ica<'a> {
             let (xc, yt) = (&mut xt[..d * sp], &mut yt[..d * sp]);
             // m rows of the s planned: a row past the end of the data is skipped.
             let len = self.len();
-            let found = if s == 0 || rows.max(at, s) < len {
+            let found = if rows.max(at, s) < len {
                 // Every row in range (a checked batch, the whole data set): the offsets
                 // in one pass the compiler vectorises.
                 rows.fill_scaled(at, &mut starts[..s], d);
@@ -445,16 +430,15 @@ impl<'a> Ica<'a> {
             if found == 0 && !prior {
                 continue;
             }
-            // tanh(y/2) goes into the transposed rows' buffer, free once y is computed.
-            if found == 0 {
-                // The prior's rows alone.
-            } else if fused {
+            // tanh(y/2) goes into the transposed rows' buffer, free once y is computed
+            // (a chunk of the prior's rows alone has no data rows).
+            if found > 0 && fused {
                 // y = W·x sixteen rows at a time, straight from the rows (transposed in
                 // registers), and tanh(y/2) of each group while its sums are in
                 // registers; the slots past the last row are zero (y = 0, tanh 0: they
                 // add nothing).
                 imp::project_batch_tanh_f32(w32, d, self.x, &starts[..found], yt, xc, sp);
-            } else {
+            } else if found > 0 {
                 // The rows as columns, eight at a time (a transpose in registers), the
                 // last few one element at a time, then y = W·x as one product.
                 let mut m = 0;
