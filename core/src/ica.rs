@@ -133,19 +133,6 @@ fn all_finite_f64(xs: &[f64]) -> bool {
     !xs.iter().fold(false, |bad, &v| bad | !v.is_finite())
 }
 
-/// `w += step` with the old `w` left in `step`, in one pass; true when every new value
-/// is finite (the check as in [`all_finite_f64`]).
-fn add_checked(w: &mut [f64], step: &mut [f64]) -> bool {
-    let mut bad = false;
-    for (v, s) in w.iter_mut().zip(step.iter_mut()) {
-        let old = *v;
-        *v = old + *s;
-        *s = old;
-        bad |= !v.is_finite();
-    }
-    !bad
-}
-
 /// The columns `wₘ` of `W` as rows of the channel-major buffers (stride `sp`), from
 /// their start: `y[k·sp + m] = W[k][m]` and `t[k·sp + m] = c·W[k][m]`, in f32. Row `k`
 /// of `W` is channel `k` of them all, so each is one contiguous run (with `d` a
@@ -568,7 +555,7 @@ impl<'a> Ica<'a> {
         crate::gradient::check_batch(batch, self.len())?;
         let d = self.d;
         let (b, rest) = scratch.split_at_mut(d * d);
-        let (nz, rest) = rest.split_at_mut(d * d);
+        let (tmp, rest) = rest.split_at_mut(d * d);
         // W + ½ε (D_W + Γ) + η W = W + B W with B = ½ε (M + γI) + η, D_W = M W and
         // Γ = γW: one d × d product instead of two.
         // The noise first: it does not need W, so it runs while the last step's stores
@@ -588,18 +575,13 @@ impl<'a> Ica<'a> {
         for (bij, &sv) in b.iter_mut().zip(&rest[..d * d]) {
             *bij += hs * sv;
         }
-        let diag = h * (self.len() as f64 + gamma);
+        // With I added as well, the new W is one product, (I + B) W, which replaces W
+        // only when all of it is finite.
+        let diag = 1.0 + h * (self.len() as f64 + gamma);
         for i in 0..d {
             b[i * d + i] += diag;
         }
-        // The step B W added to W in place, the old W kept in `nz`; a step whose result
-        // is not finite is taken back from it.
-        matmul(b, w, nz, d);
-        if !add_checked(w, nz) {
-            w.copy_from_slice(nz);
-            return Ok(false);
-        }
-        Ok(true)
+        Ok(imp::mul_left_checked_f64(b, w, tmp, d, d))
     }
 
     /// `log q(from → to)` of the proposal of eq. 17 up to constants shared by both

@@ -722,6 +722,70 @@ proptest! {
     }
 
     #[test]
+    fn mul_left_checked_is_the_product_when_finite_and_nothing_otherwise(
+        (n, cols) in (0usize..13, 0usize..20),
+        (short_a, short_b, short_tmp) in (0usize..2, 0usize..2, 0usize..2),
+        blow_up in prop::option::of((any::<bool>(), any::<prop::sample::Index>(), prop_oneof![
+            Just(f64::NAN), Just(f64::INFINITY), Just(f64::MAX),
+        ])),
+        seed in any::<u64>(),
+    ) {
+        let mut g = sgld::noise::default_rng(seed);
+        let mut draw = |len: usize| {
+            let mut z = vec![0.0f32; len];
+            sgld::noise::fill_normal(&mut g, &mut z);
+            z.iter().map(|&x| f64::from(x)).collect::<Vec<f64>>()
+        };
+        let mut a = draw((n * n).saturating_sub(short_a));
+        let mut b = draw((n * cols).saturating_sub(short_b));
+        // One entry of `a` or `b` NaN or ∞, or so large that the product may overflow:
+        // in `a` that spoils a row of the product, in `b` a column (so the second
+        // vector of a row can be the only one that is not finite).
+        if let Some((in_a, at, v)) = blow_up {
+            let m = if in_a { &mut a } else { &mut b };
+            if !m.is_empty() {
+                let i = at.index(m.len());
+                m[i] = v;
+            }
+        }
+        let fits = a.len() >= n * n && b.len() >= n * cols;
+        let tmp_len = (n * cols).saturating_sub(short_tmp);
+        let mut product = vec![0.0; n * cols];
+        if fits {
+            simd::gemm_f64(&a, &b, &mut product, n, n, cols);
+        }
+        let finite = product.iter().all(|v| v.is_finite());
+        let expect = fits && tmp_len >= n * cols && finite;
+        for simd_side in [true, false] {
+            let (mut bs, mut tmp) = (b.clone(), vec![f64::NAN; tmp_len]);
+            let ok = if simd_side {
+                simd::mul_left_checked_f64(&a, &mut bs, &mut tmp, n, cols)
+            } else {
+                reference::mul_left_checked_f64(&a, &mut bs, &mut tmp, n, cols)
+            };
+            prop_assert_eq!(ok, expect, "simd: {}", simd_side);
+            if !ok {
+                prop_assert!(
+                    bs.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()),
+                    "simd: {}: b changed", simd_side
+                );
+                continue;
+            }
+            for (k, (x, y)) in bs.iter().zip(&product).enumerate() {
+                if simd_side {
+                    // gemm_f64's entries, bit for bit.
+                    prop_assert_eq!(x.to_bits(), y.to_bits(), "b[{}]: {} vs {}", k, x, y);
+                } else {
+                    let (i, j) = (k / cols, k % cols);
+                    let abs: f64 = (0..n).map(|q| (a[i * n + q] * b[q * cols + j]).abs()).sum();
+                    let tol = 2.0 * (n + 1) as f64 * (f64::EPSILON / 2.0) * abs;
+                    prop_assert!((x - y).abs() <= tol, "b[{}][{}]: {} vs {}", i, j, x, y);
+                }
+            }
+        }
+    }
+
+    #[test]
     fn tanh_half_matches_twin(y in prop::collection::vec(prop_oneof![
         8 => -40.0f64..40.0,
         2 => -1e-6f64..1e-6,

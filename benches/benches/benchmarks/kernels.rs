@@ -340,6 +340,49 @@ fn row_kernels(c: &mut Criterion) {
                 )
             })
         });
+        // b ← P·b, checked and in place (the ICA step's last product), with P a cyclic
+        // permutation so that repeated products only move the values around.
+        let perm: Vec<f64> = (0..ROWS * ROWS)
+            .map(|k| f64::from(u8::from((k / ROWS + 1) % ROWS == k % ROWS)))
+            .collect();
+        let (mut bs, mut br, mut tmp) = (m.clone(), m.clone(), vec![0.0f64; ROWS * n]);
+        assert!(simd::mul_left_checked_f64(
+            &perm, &mut bs, &mut tmp, ROWS, n
+        ));
+        assert!(reference::mul_left_checked_f64(
+            &perm, &mut br, &mut tmp, ROWS, n
+        ));
+        assert_close(&bs, &br, 0.0, "mul_left_checked_f64");
+        g.bench_with_input(
+            BenchmarkId::new("mul_left_checked_simd", n),
+            &n,
+            |bch, _| {
+                bch.iter(|| {
+                    simd::mul_left_checked_f64(
+                        black_box(&perm),
+                        black_box(&mut bs),
+                        black_box(&mut tmp),
+                        ROWS,
+                        n,
+                    )
+                })
+            },
+        );
+        g.bench_with_input(
+            BenchmarkId::new("mul_left_checked_scalar", n),
+            &n,
+            |bch, _| {
+                bch.iter(|| {
+                    reference::mul_left_checked_f64(
+                        black_box(&perm),
+                        black_box(&mut br),
+                        black_box(&mut tmp),
+                        ROWS,
+                        n,
+                    )
+                })
+            },
+        );
         g.bench_with_input(BenchmarkId::new("dots_simd", n), &n, |bch, _| {
             bch.iter(|| simd::dots_f64(black_box(&a), black_box(&m), n, black_box(&mut d)))
         });

@@ -481,6 +481,31 @@ pub fn gemm_f64(a: &[f64], b: &[f64], out: &mut [f64], rows: usize, inner: usize
     gemm(a, b, out, rows, inner, cols);
 }
 
+/// `b ← a·b` for `a` of `n × n` and `b` of `n × cols` when every entry of the product
+/// ([`gemm_f64`]'s, computed into `tmp`) is finite (true); otherwise, or when an
+/// operand is too short, `b` is left as it was (false).
+pub fn mul_left_checked_f64(
+    a: &[f64],
+    b: &mut [f64],
+    tmp: &mut [f64],
+    n: usize,
+    cols: usize,
+) -> bool {
+    let (Some(nn), Some(len)) = (n.checked_mul(n), n.checked_mul(cols)) else {
+        return false;
+    };
+    if a.len() < nn || b.len() < len || tmp.len() < len {
+        return false;
+    }
+    let (b, tmp) = (&mut b[..len], &mut tmp[..len]);
+    gemm_f64(a, b, tmp, n, n, cols);
+    if tmp.iter().any(|v| !v.is_finite()) {
+        return false;
+    }
+    b.copy_from_slice(tmp);
+    true
+}
+
 /// [`gemm_f64`] in f32.
 pub fn gemm_f32(a: &[f32], b: &[f32], out: &mut [f32], rows: usize, inner: usize, cols: usize) {
     gemm(a, b, out, rows, inner, cols);

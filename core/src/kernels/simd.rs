@@ -444,19 +444,28 @@ fn quarter_sums(t: &[f32x16; 4]) -> f32x16 {
     ))]
     {
         use safe_arch::{
-            add_m256, cast_m256_to_m512, cast_m512_to_m256, extract_m256_from_m512,
-            insert_m256_to_m512, m256, m512, permute2z_m256,
+            add_m512, cast_m512_to_m256, extract_m256_from_m512, insert_m256_to_m512, m512, m512i,
+            shuffle_abv_i64_all_m512i,
         };
-        // [Q₀ + Q₂, Q₁ + Q₃] of each vector, in 256 bits.
-        let halves = t.map(|v| {
-            let v = cast::<f32x16, m512>(v);
-            add_m256(cast_m512_to_m256(v), extract_m256_from_m512::<1>(v))
-        });
-        // Two vectors' 128-bit halves side by side, added: their sums, in 256 bits.
-        let two =
-            |a: m256, b: m256| add_m256(permute2z_m256::<0x20>(a, b), permute2z_m256::<0x31>(a, b));
-        let (lo, hi) = (two(halves[0], halves[1]), two(halves[2], halves[3]));
-        cast(insert_m256_to_m512::<1>(cast_m256_to_m512(lo), hi))
+        let t = t.map(cast::<f32x16, m512>);
+        // `[Q₀ + Q₂, Q₁ + Q₃]` of `a` in the lower half, of `b` in the upper: the lower
+        // halves side by side plus the upper halves side by side.
+        let halves = |a: m512, b: m512| {
+            add_m512(
+                insert_m256_to_m512::<1>(a, cast_m512_to_m256(b)),
+                insert_m256_to_m512::<0>(b, extract_m256_from_m512::<1>(a)),
+            )
+        };
+        let (u, v) = (halves(t[0], t[1]), halves(t[2], t[3]));
+        // The even quarters of `u` and `v` plus their odd ones: each vector's sum in a
+        // quarter of its own.
+        let quarters = |idx: [i64; 8]| {
+            cast::<m512i, m512>(shuffle_abv_i64_all_m512i(cast(u), cast(idx), cast(v)))
+        };
+        cast(add_m512(
+            quarters([0, 1, 4, 5, 8, 9, 12, 13]),
+            quarters([2, 3, 6, 7, 10, 11, 14, 15]),
+        ))
     }
     #[cfg(not(all(
         any(target_arch = "x86", target_arch = "x86_64"),
@@ -1020,6 +1029,25 @@ fn gemm_tile<V: Lanes, const RB: usize, const W: usize>(
 ) {
     let n = V::N;
     let at: [usize; W] = core::array::from_fn(|w| ((j0 + w) * n).min(cols - n));
+    let acc = gemm_acc::<V, RB, W>(ar, b, cols, &at);
+    for (r, acc) in acc.iter().enumerate() {
+        let row = &mut out[(i + r) * cols..][..cols];
+        for (acc, &c) in acc.iter().zip(&at) {
+            acc.store(&mut row[c..c + n]);
+        }
+    }
+}
+
+/// The accumulators of [`gemm_tile`]: rows `ar` of `a` times the vectors of columns
+/// of `b` (`cols` a row) that start at `at`, each a chain of multiply-adds over `k`.
+#[inline(always)]
+fn gemm_acc<V: Lanes, const RB: usize, const W: usize>(
+    ar: &[&[V::Elem]; RB],
+    b: &[V::Elem],
+    cols: usize,
+    at: &[usize; W],
+) -> [[V; W]; RB] {
+    let n = V::N;
     let mut acc = [[V::ZERO; W]; RB];
     for (k, bk) in b.chunks_exact(cols).enumerate() {
         let bv: [V; W] = core::array::from_fn(|w| V::load(&bk[at[w]..at[w] + n]));
@@ -1030,12 +1058,98 @@ fn gemm_tile<V: Lanes, const RB: usize, const W: usize>(
             }
         }
     }
-    for (r, acc) in acc.iter().enumerate() {
-        let row = &mut out[(i + r) * cols..][..cols];
-        for (acc, &c) in acc.iter().zip(&at) {
-            acc.store(&mut row[c..c + n]);
+    acc
+}
+
+/// `b ← a·b` for `a` of `n × n` and `b` of `n × cols` when every entry of the product
+/// is finite (true); otherwise, or when an operand is too short, `b` is left as it was
+/// (false). Each entry is [`gemm_f64`]'s, bit for bit.
+///
+/// For `n ≤ 10` and `8 ≤ cols ≤ 16` the product stays in registers (one or two vectors
+/// a row, the second ending at the last column) until it is checked and stored over `b`;
+/// otherwise it goes through `tmp` (at least `n × cols` long in either case, as the
+/// twin needs).
+pub fn mul_left_checked_f64(
+    a: &[f64],
+    b: &mut [f64],
+    tmp: &mut [f64],
+    n: usize,
+    cols: usize,
+) -> bool {
+    let (Some(nn), Some(len)) = (n.checked_mul(n), n.checked_mul(cols)) else {
+        return false;
+    };
+    if a.len() < nn || b.len() < len || tmp.len() < len {
+        return false;
+    }
+    let (b, tmp) = (&mut b[..len], &mut tmp[..len]);
+    macro_rules! by_rows {
+        ($w:literal) => {
+            match n {
+                1 => return mul_left_block::<1, $w>(a, b, cols),
+                2 => return mul_left_block::<2, $w>(a, b, cols),
+                3 => return mul_left_block::<3, $w>(a, b, cols),
+                4 => return mul_left_block::<4, $w>(a, b, cols),
+                5 => return mul_left_block::<5, $w>(a, b, cols),
+                6 => return mul_left_block::<6, $w>(a, b, cols),
+                7 => return mul_left_block::<7, $w>(a, b, cols),
+                8 => return mul_left_block::<8, $w>(a, b, cols),
+                9 => return mul_left_block::<9, $w>(a, b, cols),
+                10 => return mul_left_block::<10, $w>(a, b, cols),
+                _ => {}
+            }
+        };
+    }
+    match cols {
+        8 => by_rows!(1),
+        9..=16 => by_rows!(2),
+        _ => {}
+    }
+    gemm_f64(a, b, tmp, n, n, cols);
+    // One OR over all values (which the compiler vectorises), not a search that stops
+    // at the first non-finite one.
+    if tmp.iter().fold(false, |bad, v| bad | !v.is_finite()) {
+        return false;
+    }
+    b.copy_from_slice(tmp);
+    true
+}
+
+/// [`mul_left_checked_f64`] for `N` rows of eight to sixteen columns in `W` vectors (the
+/// last ending at the last column), in registers: [`gemm_acc`]'s chains, with `a` read
+/// from one base (ten row pointers would not stay in registers beside the twenty
+/// accumulators).
+#[inline(always)]
+fn mul_left_block<const N: usize, const W: usize>(a: &[f64], b: &mut [f64], cols: usize) -> bool {
+    use wide::f64x8;
+    let a = &a[..N * N];
+    let at: [usize; W] = core::array::from_fn(|w| (8 * w).min(cols - 8));
+    let mut acc = [[f64x8::ZERO; W]; N];
+    for (k, bk) in b.chunks_exact(cols).enumerate() {
+        let bv: [f64x8; W] = core::array::from_fn(|w| load_f64(&bk[at[w]..at[w] + 8]));
+        for (r, acc) in acc.iter_mut().enumerate() {
+            let v = f64x8::splat(a[r * N + k]);
+            for (acc, bv) in acc.iter_mut().zip(&bv) {
+                *acc = v.mul_add(*bv, *acc);
+            }
         }
     }
+    // x·0 is ±0 for finite x and NaN otherwise: their sum (in four chains) is 0
+    // exactly when every entry is finite.
+    let mut probe = [f64x8::ZERO; 4];
+    for (k, v) in acc.as_flattened().iter().enumerate() {
+        probe[k % 4] = v.mul_add(f64x8::ZERO, probe[k % 4]);
+    }
+    let probe = (probe[0] + probe[1]) + (probe[2] + probe[3]);
+    if probe.to_array().iter().any(|&x| x != 0.0) {
+        return false;
+    }
+    for (row, acc) in b.chunks_exact_mut(cols).zip(&acc) {
+        for (acc, &c) in acc.iter().zip(&at) {
+            acc.store(&mut row[c..c + 8]);
+        }
+    }
+    true
 }
 
 /// `out[j] = Σₘ a[m]·rows[j·stride + m]` for every `j < out.len()`: the dot products
