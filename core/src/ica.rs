@@ -259,10 +259,17 @@ impl<'a> Ica<'a> {
     }
 
     fn check(&self, w: &[f64], scratch: &[f64]) -> Result<(), Error> {
-        check_len("W", self.d * self.d, w.len())?;
+        self.check_lengths(w, scratch)?;
         if !all_finite_f64(w) {
             return Err(Error::NonFinite { what: "W" });
         }
+        Ok(())
+    }
+
+    /// [`check`](Self::check) but for W's finiteness (which the SGLD step checks as
+    /// [`drift_parts`](Self::drift_parts) reads W).
+    fn check_lengths(&self, w: &[f64], scratch: &[f64]) -> Result<(), Error> {
+        check_len("W", self.d * self.d, w.len())?;
         if scratch.len() < Self::scratch_len(self.d) {
             return Err(Error::LengthMismatch {
                 what: "ICA scratch",
@@ -361,6 +368,8 @@ impl<'a> Ica<'a> {
     /// chunk as `d` more rows, with `tanh(y/2)` replaced by `(λn/N) wₘ` and `y` by `wₘ`
     /// (or form a chunk of their own when it is full), so its products share the data
     /// sum's vectors.
+    ///
+    /// NaN, with nothing else done, when `W` is not finite.
     fn drift_parts(&self, w: &[f64], rows: Rows<'_>, scratch: &mut [f64], fused: bool) -> f64 {
         let count = rows.len();
         let d = self.d;
@@ -379,8 +388,15 @@ impl<'a> Ica<'a> {
         let (w32, f) = f.split_at_mut(d * d);
         let (xt, f) = f.split_at_mut(d * CHUNK_ROWS);
         let yt = &mut f[..d * CHUNK_ROWS];
+        // W's finiteness, checked as it is read (one OR over all values): a W that is
+        // not finite gets no further and makes the result NaN.
+        let mut bad = false;
         for (o, &v) in w32.iter_mut().zip(w) {
             *o = v as f32;
+            bad |= !v.is_finite();
+        }
+        if bad {
+            return f64::NAN;
         }
         // The prior's rows: y = wₘ (as f32) and in tanh's place c·wₘ, with c = λn/N so
         // that −(N/n)·c·W Wᵀ = −λ W Wᵀ.
@@ -551,18 +567,20 @@ impl<'a> Ica<'a> {
         scratch: &mut [f64],
     ) -> Result<bool, Error> {
         crate::error::check_step_size(eps)?;
-        self.check(w, scratch)?;
+        self.check_lengths(w, scratch)?;
         crate::gradient::check_batch(batch, self.len())?;
         let d = self.d;
         let (b, rest) = scratch.split_at_mut(d * d);
         let (tmp, rest) = rest.split_at_mut(d * d);
         // W + ½ε (D_W + Γ) + η W = W + B W with B = ½ε (M + γI) + η, D_W = M W and
-        // Γ = γW: one d × d product instead of two.
-        // The noise first: it does not need W, so it runs while the last step's stores
-        // of W complete, which everything after it waits for.
-        fill_eta(eps, rng, b);
+        // Γ = γW: one d × d product instead of two. W's finiteness is checked as the
+        // drift reads it, before any noise is drawn.
         let fused = crate::kernels::simd::PROJECT_IN_REGISTERS.contains(&d);
         let scale = self.drift_parts(w, Rows::Batch(batch), rest, fused);
+        if scale.is_nan() {
+            return Err(Error::NonFinite { what: "W" });
+        }
+        fill_eta(eps, rng, b);
         let gamma = if self.drift_correction {
             (d + 1) as f64
         } else {

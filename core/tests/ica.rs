@@ -270,13 +270,15 @@ fn sgld_step_refuses_bad_indices_and_a_non_finite_w_and_changes_nothing() {
         let mut wb = w.clone();
         wb[k] = bad;
         let before = wb.clone();
-        let r = ica.sgld_step(&mut wb, &[0, 1], 1e-4, &mut default_rng(5), &mut scratch);
+        let (mut rng, mut fresh) = (default_rng(5), default_rng(5));
+        let r = ica.sgld_step(&mut wb, &[0, 1], 1e-4, &mut rng, &mut scratch);
         assert_eq!(r, Err(Error::NonFinite { what: "W" }));
         assert!(
             wb.iter()
                 .zip(&before)
                 .all(|(a, b)| a.to_bits() == b.to_bits())
         );
+        assert_eq!(rng.next_u64(), fresh.next_u64(), "noise drawn for a bad W");
     }
 }
 
