@@ -29,6 +29,17 @@ fn load(chunk: &[f32]) -> f32x16 {
 
 #[inline(always)]
 fn store(v: f32x16, out: &mut [f32]) {
+    // One 512-bit store where there are sixteen floats: the compiler's own copy of a
+    // vector's sixteen floats is two 256-bit halves, the upper one extracted on the
+    // shuffle port.
+    #[cfg(all(
+        any(target_arch = "x86", target_arch = "x86_64"),
+        target_feature = "avx512f"
+    ))]
+    if let Some(o) = out.first_chunk_mut::<16>() {
+        safe_arch::store_m512(o, cast(v));
+        return;
+    }
     for (o, x) in out.iter_mut().zip(v.to_array()) {
         *o = x;
     }
@@ -1029,25 +1040,6 @@ fn gemm_tile<V: Lanes, const RB: usize, const W: usize>(
 ) {
     let n = V::N;
     let at: [usize; W] = core::array::from_fn(|w| ((j0 + w) * n).min(cols - n));
-    let acc = gemm_acc::<V, RB, W>(ar, b, cols, &at);
-    for (r, acc) in acc.iter().enumerate() {
-        let row = &mut out[(i + r) * cols..][..cols];
-        for (acc, &c) in acc.iter().zip(&at) {
-            acc.store(&mut row[c..c + n]);
-        }
-    }
-}
-
-/// The accumulators of [`gemm_tile`]: rows `ar` of `a` times the vectors of columns
-/// of `b` (`cols` a row) that start at `at`, each a chain of multiply-adds over `k`.
-#[inline(always)]
-fn gemm_acc<V: Lanes, const RB: usize, const W: usize>(
-    ar: &[&[V::Elem]; RB],
-    b: &[V::Elem],
-    cols: usize,
-    at: &[usize; W],
-) -> [[V; W]; RB] {
-    let n = V::N;
     let mut acc = [[V::ZERO; W]; RB];
     for (k, bk) in b.chunks_exact(cols).enumerate() {
         let bv: [V; W] = core::array::from_fn(|w| V::load(&bk[at[w]..at[w] + n]));
@@ -1058,7 +1050,12 @@ fn gemm_acc<V: Lanes, const RB: usize, const W: usize>(
             }
         }
     }
-    acc
+    for (r, acc) in acc.iter().enumerate() {
+        let row = &mut out[(i + r) * cols..][..cols];
+        for (acc, &c) in acc.iter().zip(&at) {
+            acc.store(&mut row[c..c + n]);
+        }
+    }
 }
 
 /// `b ← a·b` for `a` of `n × n` and `b` of `n × cols` when every entry of the product
@@ -1116,37 +1113,44 @@ pub fn mul_left_checked_f64(
 }
 
 /// [`mul_left_checked_f64`] for `N` rows of eight to sixteen columns in `W` vectors (the
-/// last ending at the last column), in registers: [`gemm_acc`]'s chains, with `a` read
-/// from one base (ten row pointers would not stay in registers beside the twenty
+/// last ending at the last column), in registers: [`gemm_tile`]'s chains, with `a`
+/// read from one base (ten row pointers would not stay in registers beside the twenty
 /// accumulators).
 #[inline(always)]
 fn mul_left_block<const N: usize, const W: usize>(a: &[f64], b: &mut [f64], cols: usize) -> bool {
     use wide::f64x8;
     let a = &a[..N * N];
-    let at: [usize; W] = core::array::from_fn(|w| (8 * w).min(cols - 8));
-    let mut acc = [[f64x8::ZERO; W]; N];
+    let last = cols - 8;
+    // One flat array per vector of a row: LLVM keeps flat arrays of vectors in
+    // registers, but a nested one goes through memory.
+    let (mut acc0, mut acc1) = ([f64x8::ZERO; N], [f64x8::ZERO; N]);
     for (k, bk) in b.chunks_exact(cols).enumerate() {
-        let bv: [f64x8; W] = core::array::from_fn(|w| load_f64(&bk[at[w]..at[w] + 8]));
-        for (r, acc) in acc.iter_mut().enumerate() {
+        let (b0, b1) = (load_f64(&bk[..8]), load_f64(&bk[last..]));
+        for r in 0..N {
             let v = f64x8::splat(a[r * N + k]);
-            for (acc, bv) in acc.iter_mut().zip(&bv) {
-                *acc = v.mul_add(*bv, *acc);
+            acc0[r] = v.mul_add(b0, acc0[r]);
+            if W == 2 {
+                acc1[r] = v.mul_add(b1, acc1[r]);
             }
         }
     }
     // x·0 is ±0 for finite x and NaN otherwise: their sum (in four chains) is 0
     // exactly when every entry is finite.
     let mut probe = [f64x8::ZERO; 4];
-    for (k, v) in acc.as_flattened().iter().enumerate() {
-        probe[k % 4] = v.mul_add(f64x8::ZERO, probe[k % 4]);
+    for r in 0..N {
+        probe[r % 4] = acc0[r].mul_add(f64x8::ZERO, probe[r % 4]);
+        if W == 2 {
+            probe[(r + 2) % 4] = acc1[r].mul_add(f64x8::ZERO, probe[(r + 2) % 4]);
+        }
     }
     let probe = (probe[0] + probe[1]) + (probe[2] + probe[3]);
     if probe.to_array().iter().any(|&x| x != 0.0) {
         return false;
     }
-    for (row, acc) in b.chunks_exact_mut(cols).zip(&acc) {
-        for (acc, &c) in acc.iter().zip(&at) {
-            acc.store(&mut row[c..c + 8]);
+    for (r, row) in b.chunks_exact_mut(cols).enumerate() {
+        acc0[r].store(&mut row[..8]);
+        if W == 2 {
+            acc1[r].store(&mut row[last..]);
         }
     }
     true
