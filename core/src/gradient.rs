@@ -140,6 +140,12 @@ fn sample_lines_u32<R: Rng + ?Sized>(rng: &mut R, n32: u32, batch: &mut [usize])
             .zip(bytes.chunks_exact(4 * LINE_HALVES))
         {
             // Sixteen products at once (the compiler vectorises the fixed-size loops).
+            if let (Ok(line), Ok(group)) = (line.try_into(), (&mut *group).try_into()) {
+                // A whole line: sixteen indices at once, unless one may be redrawn.
+                if crate::kernels::imp::line_indices_u32(line, n32, group) {
+                    continue;
+                }
+            }
             let mut m = [0u64; LINE_HALVES];
             for (p, h) in m.iter_mut().zip(line.chunks_exact(4)) {
                 let mut le = [0u8; 4];

@@ -611,6 +611,30 @@ proptest! {
     }
 
     #[test]
+    fn line_indices_match_twin(
+        line in proptest::array::uniform32(any::<u16>()),
+        n in prop_oneof![1u32..100, any::<u32>(), (1u32 << 31)..=u32::MAX],
+    ) {
+        // Sixteen halves to indices: the same answer from both twins, the indices
+        // ⌊h·n/2³²⌋ in order when no low half is below n, nothing written otherwise.
+        let bytes: [u8; 64] = core::array::from_fn(|k| (line[k / 2] >> (8 * (k % 2))) as u8);
+        let (mut s, mut r) = ([usize::MAX; 16], [usize::MAX; 16]);
+        let (ok_s, ok_r) = (
+            simd::line_indices_u32(&bytes, n, &mut s),
+            reference::line_indices_u32(&bytes, n, &mut r),
+        );
+        prop_assert_eq!(ok_s, ok_r);
+        prop_assert_eq!(s, r);
+        let h = |j: usize| u64::from(u32::from_le_bytes(bytes[4 * j..4 * j + 4].try_into().unwrap()));
+        let low = (0..16).any(|j| ((h(j) * u64::from(n)) as u32) < n);
+        prop_assert_eq!(ok_s, !low);
+        for (j, &i) in s.iter().enumerate() {
+            let expected = if low { usize::MAX } else { ((h(j) * u64::from(n)) >> 32) as usize };
+            prop_assert_eq!(i, expected, "index {}", j);
+        }
+    }
+
+    #[test]
     fn columns_match_twin(
         lens in proptest::array::uniform8(0usize..40),
         (stride, short) in (0usize..48, 0usize..12),

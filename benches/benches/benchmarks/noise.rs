@@ -1,9 +1,11 @@
-//! Gaussian noise fill, SIMD against its scalar twin; mini-batch indices.
+//! Gaussian noise fill, SIMD against its scalar twin; mini-batch indices, and a line of
+//! them, SIMD against its scalar twin.
 
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group};
 use sgld::gradient::sample_batch;
+use sgld::kernels::{reference as kernels_reference, simd};
 use sgld::noise::{default_rng, fill_normal_simd, reference};
 
 fn fill(c: &mut Criterion) {
@@ -46,4 +48,27 @@ fn batch(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, fill, batch);
+/// Sixteen indices from one 64-byte line of words (the lines of `sample_batch`).
+fn line(c: &mut Criterion) {
+    let mut g = c.benchmark_group("line_indices_u32");
+    let bytes: [u8; 64] = core::array::from_fn(|k| (k as u8).wrapping_mul(151).wrapping_add(7));
+    let n = 5_000u32;
+    let (mut s, mut r) = ([0usize; 16], [0usize; 16]);
+    assert!(
+        simd::line_indices_u32(&bytes, n, &mut s)
+            && kernels_reference::line_indices_u32(&bytes, n, &mut r)
+            && s == r
+            && s.iter().all(|&i| i < n as usize),
+        "line_indices_u32 sanity check"
+    );
+    g.throughput(Throughput::Elements(16));
+    g.bench_function("simd", |b| {
+        b.iter(|| simd::line_indices_u32(black_box(&bytes), n, black_box(&mut s)))
+    });
+    g.bench_function("scalar", |b| {
+        b.iter(|| kernels_reference::line_indices_u32(black_box(&bytes), n, black_box(&mut r)))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, fill, batch, line);

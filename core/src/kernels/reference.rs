@@ -163,6 +163,25 @@ pub fn langevin_update_precond(
     }
 }
 
+/// The batch indices of one line of sixteen 32-bit halves (little-endian, in order)
+/// for `n` rows: `out[j] = ⌊h_j·n/2³²⌋`, Lemire's multiply-shift, when no product's low
+/// half is below `n` (when one is, the half may have to be redrawn, which the caller
+/// does); returns false, with `out` untouched, in that case.
+pub fn line_indices_u32(line: &[u8; 64], n: u32, out: &mut [usize; 16]) -> bool {
+    let m: [u64; 16] = core::array::from_fn(|j| {
+        let mut le = [0u8; 4];
+        le.copy_from_slice(&line[4 * j..4 * j + 4]);
+        u64::from(u32::from_le_bytes(le)) * u64::from(n)
+    });
+    if m.iter().any(|&p| (p as u32) < n) {
+        return false;
+    }
+    for (o, p) in out.iter_mut().zip(m) {
+        *o = (p >> 32) as usize;
+    }
+    true
+}
+
 /// True when every value is finite.
 pub fn all_finite(xs: &[f32]) -> bool {
     xs.iter().all(|x| x.is_finite())
