@@ -1764,9 +1764,9 @@ fn project_batch<const D: usize, const TANH: bool>(
     // tanh(0/2) = 0: the slots past the last group are zeros in both.
     let end = at.len().next_multiple_of(8);
     for i in 0..D {
-        out[i * stride + end..(i + 1) * stride].fill(0.0);
+        super::zero(&mut out[i * stride + end..(i + 1) * stride]);
         if TANH {
-            t[i * stride + end..(i + 1) * stride].fill(0.0);
+            super::zero(&mut t[i * stride + end..(i + 1) * stride]);
         }
     }
 }
