@@ -500,6 +500,13 @@ pub fn gemm_f64(a: &[f64], b: &[f64], out: &mut [f64], rows: usize, inner: usize
     gemm(a, b, out, rows, inner, cols);
 }
 
+/// The length `n × cols` of [`mul_left_checked_f64`]'s `b` when `a` (`n × n`), `b` and
+/// `tmp` (`n × cols` each) are long enough; `None` otherwise.
+pub fn mul_left_fit(a: usize, b: usize, tmp: usize, n: usize, cols: usize) -> Option<usize> {
+    let (nn, len) = (n.checked_mul(n)?, n.checked_mul(cols)?);
+    (a >= nn && b >= len && tmp >= len).then_some(len)
+}
+
 /// `b ← a·b` for `a` of `n × n` and `b` of `n × cols` when every entry of the product
 /// ([`gemm_f64`]'s, computed into `tmp`) is finite (true); otherwise, or when an
 /// operand is too short, `b` is left as it was (false).
@@ -510,12 +517,9 @@ pub fn mul_left_checked_f64(
     n: usize,
     cols: usize,
 ) -> bool {
-    let (Some(nn), Some(len)) = (n.checked_mul(n), n.checked_mul(cols)) else {
+    let Some(len) = mul_left_fit(a.len(), b.len(), tmp.len(), n, cols) else {
         return false;
     };
-    if a.len() < nn || b.len() < len || tmp.len() < len {
-        return false;
-    }
     let (b, tmp) = (&mut b[..len], &mut tmp[..len]);
     gemm_f64(a, b, tmp, n, n, cols);
     if tmp.iter().any(|v| !v.is_finite()) {

@@ -1073,12 +1073,9 @@ pub fn mul_left_checked_f64(
     n: usize,
     cols: usize,
 ) -> bool {
-    let (Some(nn), Some(len)) = (n.checked_mul(n), n.checked_mul(cols)) else {
+    let Some(len) = super::reference::mul_left_fit(a.len(), b.len(), tmp.len(), n, cols) else {
         return false;
     };
-    if a.len() < nn || b.len() < len || tmp.len() < len {
-        return false;
-    }
     let (b, tmp) = (&mut b[..len], &mut tmp[..len]);
     macro_rules! by_rows {
         ($w:literal) => {
