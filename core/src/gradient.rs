@@ -137,31 +137,21 @@ fn sample_lines_u32<R: Rng + ?Sized>(rng: &mut R, n32: u32, batch: &mut [usize])
         rng.fill_bytes(bytes);
         for (group, line) in chunk
             .chunks_mut(LINE_HALVES)
-            .zip(bytes.chunks_exact(4 * LINE_HALVES))
+            .zip(bytes.as_chunks::<{ 4 * LINE_HALVES }>().0)
         {
-            // Sixteen products at once (the compiler vectorises the fixed-size loops).
-            if let (Ok(line), Ok(group)) = (line.try_into(), (&mut *group).try_into()) {
-                // A whole line: sixteen indices at once, unless one may be redrawn.
-                if crate::kernels::imp::line_indices_u32(line, n32, group) {
-                    continue;
-                }
-            }
-            let mut m = [0u64; LINE_HALVES];
-            for (p, h) in m.iter_mut().zip(line.chunks_exact(4)) {
-                let mut le = [0u8; 4];
-                le.copy_from_slice(h);
-                *p = u32::from_le_bytes(le) as u64 * n;
-            }
-            let low = m[..group.len()]
-                .iter()
-                .fold(false, |r, &p| r | ((p as u32) < n32));
-            if low {
-                for (slot, &p) in group.iter_mut().zip(&m) {
-                    *slot = accept_u32(rng, n32, p);
+            // Sixteen indices at once, straight into a whole group (a last, partial one
+            // takes the first of them), unless a half's product may need redrawing:
+            // then one at a time, in order.
+            let mut idx = [0usize; LINE_HALVES];
+            let whole = <&mut [usize; LINE_HALVES]>::try_from(&mut *group).ok();
+            let is_whole = whole.is_some();
+            if crate::kernels::imp::line_indices_u32(line, n32, whole.unwrap_or(&mut idx)) {
+                if !is_whole {
+                    crate::kernels::copy(group, &idx);
                 }
             } else {
-                for (slot, &p) in group.iter_mut().zip(&m) {
-                    *slot = (p >> 32) as usize;
+                for (slot, h) in group.iter_mut().zip(line.as_chunks::<4>().0) {
+                    *slot = accept_u32(rng, n32, u64::from(u32::from_le_bytes(*h)) * n);
                 }
             }
         }
