@@ -418,6 +418,8 @@ impl<'a> Ica<'a> {
         // The prior's rows: y = wₘ (as f32) and in tanh's place c·wₘ, with c = λn/N so
         // that −(N/n)·c·W Wᵀ = −λ W Wᵀ.
         let c = self.lambda * count.max(1) as f64 / self.len() as f64;
+        // Every row's offset below 2³²: offsets in range take 32-bit multiplies.
+        let narrow = u32::try_from(self.x.len()).is_ok();
         // Σ into `a`: the first chunk writes it, later ones add to it.
         let mut summed = false;
         let mut at = 0;
@@ -435,7 +437,6 @@ impl<'a> Ica<'a> {
                 // Every row in range (a checked batch, the whole data set): the offsets
                 // in one pass the compiler vectorises, in 32-bit multiplies when the
                 // data's offsets fit in 32 bits.
-                let narrow = u32::try_from(self.x.len()).is_ok();
                 rows.fill_scaled(at, &mut starts[..s], d, narrow);
                 s
             } else {

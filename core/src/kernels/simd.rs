@@ -2133,9 +2133,12 @@ pub fn line_indices_u32(line: &[u8; 64], n: u32, out: &mut [usize; 16]) -> bool 
             set_splat_i64_m512i, shr_all_u64_m512i,
         };
         const LT: i32 = 1; // _MM_CMPINT_LT
-        let h: m512i = cast(*line);
-        let even = mul_u32_wide_m512i(h, set_splat_i64_m512i(i64::from(n)));
-        let odd = mul_u32_wide_m512i(shr_all_u64_m512i(h, 32), set_splat_i64_m512i(i64::from(n)));
+        let (h, n64) = (
+            cast::<[u8; 64], m512i>(*line),
+            set_splat_i64_m512i(i64::from(n)),
+        );
+        let even = mul_u32_wide_m512i(h, n64);
+        let odd = mul_u32_wide_m512i(shr_all_u64_m512i(h, 32), n64);
         // The products' low halves are their even 32-bit lanes.
         let nn = set_splat_i32_m512i(n as i32);
         let low = cmp_op_mask_u32::<LT>(even, nn) | cmp_op_mask_u32::<LT>(odd, nn);
