@@ -930,3 +930,155 @@ fn unequal_lengths_use_the_common_prefix() {
     assert_eq!(reference::dot(&a, &b), 34.0);
     assert!(sgld::kernels::dot(&a, &b).is_err());
 }
+
+/// A float's bits, so that results compare exactly (and a NaN equals itself).
+trait Bits: Copy {
+    fn bits(self) -> u64;
+}
+
+impl Bits for f32 {
+    fn bits(self) -> u64 {
+        u64::from(self.to_bits())
+    }
+}
+
+impl Bits for f64 {
+    fn bits(self) -> u64 {
+        self.to_bits()
+    }
+}
+
+fn bits<T: Bits>(v: &[T]) -> Vec<u64> {
+    v.iter().map(|x| x.bits()).collect()
+}
+
+/// `v` cut to its first `n` values (all of it for `None`, or when shorter).
+fn cut<T>(v: &[T], n: Option<usize>) -> &[T] {
+    &v[..n.map_or(v.len(), |n| n.min(v.len()))]
+}
+
+/// `run(out, None)`, a kernel on its whole operands, against `run(&mut out[..n],
+/// Some(n))`, the same kernel on its operands cut to their common length `n`: the same
+/// values on the prefix, bit for bit, and nothing written past it.
+fn same_as_prefix<T: Bits>(
+    what: &str,
+    out: &[T],
+    n: usize,
+    run: impl Fn(&mut [T], Option<usize>),
+) -> Result<(), TestCaseError> {
+    let n = n.min(out.len());
+    let mut full = out.to_vec();
+    run(&mut full, None);
+    let mut prefix = out[..n].to_vec();
+    run(&mut prefix, Some(n));
+    prop_assert_eq!(
+        bits(&full[..n]),
+        bits(&prefix),
+        "{}: the common prefix",
+        what
+    );
+    prop_assert_eq!(
+        bits(&full[n..]),
+        bits(&out[n..]),
+        "{}: past the prefix",
+        what
+    );
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
+
+    /// The element-wise kernels and the reductions, each twin, on operands of
+    /// independent lengths work on the common prefix, as the module's contract says.
+    /// (The vector kernels step through their operands in whole vectors: unless the
+    /// operands are cut first, each one's remainder starts at a different element.)
+    #[test]
+    fn elementwise_kernels_work_on_the_common_prefix(
+        a in prop::collection::vec(finite(), 0..=MAX_LEN),
+        b in prop::collection::vec(finite(), 0..=MAX_LEN),
+        c in prop::collection::vec(finite(), 0..=MAX_LEN),
+        m in prop::collection::vec(finite(), 0..=MAX_LEN),
+        (alpha, h, s) in (finite(), -1.0f32..1.0, 0.0f32..1.0),
+    ) {
+        let m: Vec<f32> = m.iter().map(|v| v.abs()).collect();
+        let wide = |v: &[f32]| v.iter().map(|&x| f64::from(x)).collect::<Vec<f64>>();
+        let (a64, b64) = (wide(&a), wide(&b));
+        let al = f64::from(alpha);
+        let n2 = a.len().min(b.len());
+        let n3 = n2.min(c.len());
+        let n4 = n3.min(m.len());
+        // y ← y + α·x and out ← f(in), with `a` in and `b` out.
+        same_as_prefix("simd::axpy", &b, n2, |y, n| simd::axpy(alpha, cut(&a, n), y))?;
+        same_as_prefix("reference::axpy", &b, n2, |y, n| reference::axpy(alpha, cut(&a, n), y))?;
+        same_as_prefix("simd::axpy_f64", &b64, n2, |y, n| simd::axpy_f64(al, cut(&a64, n), y))?;
+        same_as_prefix("reference::axpy_f64", &b64, n2, |y, n| {
+            reference::axpy_f64(al, cut(&a64, n), y)
+        })?;
+        same_as_prefix("simd::sigmoid", &b, n2, |o, n| simd::sigmoid(cut(&a, n), o))?;
+        same_as_prefix("reference::sigmoid", &b, n2, |o, n| reference::sigmoid(cut(&a, n), o))?;
+        same_as_prefix("simd::tanh_half_f32", &b, n2, |o, n| simd::tanh_half_f32(cut(&a, n), o))?;
+        same_as_prefix("reference::tanh_half_f32", &b, n2, |o, n| {
+            reference::tanh_half_f32(cut(&a, n), o)
+        })?;
+        same_as_prefix("simd::tanh_half", &b64, n2, |o, n| simd::tanh_half(cut(&a64, n), o))?;
+        same_as_prefix("reference::tanh_half", &b64, n2, |o, n| {
+            reference::tanh_half(cut(&a64, n), o)
+        })?;
+        // The Langevin updates of θ = `b` by the gradient `a`, the noise `c` and the
+        // preconditioner `m`, and the proposal into the noise buffer.
+        same_as_prefix("simd::langevin_update", &b, n3, |t, n| {
+            simd::langevin_update(t, cut(&a, n), cut(&c, n), h, s)
+        })?;
+        same_as_prefix("reference::langevin_update", &b, n3, |t, n| {
+            reference::langevin_update(t, cut(&a, n), cut(&c, n), h, s)
+        })?;
+        same_as_prefix("simd::langevin_update_precond", &b, n4, |t, n| {
+            simd::langevin_update_precond(t, cut(&a, n), cut(&c, n), cut(&m, n), h, s)
+        })?;
+        same_as_prefix("reference::langevin_update_precond", &b, n4, |t, n| {
+            reference::langevin_update_precond(t, cut(&a, n), cut(&c, n), cut(&m, n), h, s)
+        })?;
+        same_as_prefix("simd::langevin_propose", &c, n3, |e, n| {
+            simd::langevin_propose(cut(&b, n), cut(&a, n), e, h, s)
+        })?;
+        same_as_prefix("reference::langevin_propose", &c, n3, |e, n| {
+            reference::langevin_propose(cut(&b, n), cut(&a, n), e, h, s)
+        })?;
+        // The checked step writes θ and the noise buffer, and reports the prefix's sums.
+        type Step = fn(&mut [f32], &[f32], &mut [f32], f32, f32) -> sgld::kernels::StepCheck;
+        for (what, step) in [
+            ("simd", simd::langevin_step_checked as Step),
+            ("reference", reference::langevin_step_checked as Step),
+        ] {
+            let (mut t, mut e) = (b.clone(), c.clone());
+            let full = step(&mut t, &a, &mut e, h, s);
+            let (mut tp, mut ep) = (b[..n3].to_vec(), c[..n3].to_vec());
+            let prefix = step(&mut tp, &a[..n3], &mut ep, h, s);
+            prop_assert_eq!(
+                bits(&[full.noise_sq, full.grad_sq]),
+                bits(&[prefix.noise_sq, prefix.grad_sq]),
+                "{} step: sums", what
+            );
+            prop_assert_eq!(full.finite, prefix.finite, "{} step: check", what);
+            prop_assert_eq!(bits(&t[..n3]), bits(&tp), "{} step: θ", what);
+            prop_assert_eq!(bits(&e[..n3]), bits(&ep), "{} step: noise", what);
+            prop_assert_eq!(bits(&t[n3..]), bits(&b[n3..]), "{} step: θ past the prefix", what);
+            prop_assert_eq!(bits(&e[n3..]), bits(&c[n3..]), "{} step: noise past the prefix", what);
+        }
+        // The reductions.
+        prop_assert_eq!(simd::dot(&a, &b).to_bits(), simd::dot(&a[..n2], &b[..n2]).to_bits());
+        prop_assert_eq!(
+            reference::dot(&a, &b).to_bits(),
+            reference::dot(&a[..n2], &b[..n2]).to_bits()
+        );
+        prop_assert_eq!(
+            simd::dot_f64(&a64, &b64).to_bits(),
+            simd::dot_f64(&a64[..n2], &b64[..n2]).to_bits()
+        );
+        prop_assert_eq!(
+            reference::dot_f64(&a64, &b64).to_bits(),
+            reference::dot_f64(&a64[..n2], &b64[..n2]).to_bits()
+        );
+    }
+}

@@ -1,7 +1,7 @@
 //! The Langevin update (eq. 4), its out-of-place proposal, the checked step in place,
 //! and the preconditioned update (eq. 9): never panic, refuse bad step sizes / lengths /
-//! preconditioners, SIMD within a few roundings of the scalar twin, and finite outputs
-//! from moderate inputs.
+//! preconditioners, work on the common prefix of inputs of unequal lengths, SIMD within
+//! a few roundings of the scalar twin, and finite outputs from moderate inputs.
 #![no_main]
 #[path = "common/mod.rs"]
 mod common;
@@ -48,6 +48,41 @@ fuzz_target!(|input: (Vec<f32>, Vec<f32>, Vec<f32>, Vec<f32>, f32)| {
     let mut kt = t.clone();
     simd::langevin_step_checked(&mut kt, &g, &mut e.clone(), h, s);
     assert_eq!(values(&kt[..n3]), values(&plain[..n3]));
+    // The plain updates and the proposal on the full inputs: what they write on the
+    // inputs cut to the common prefix, and nothing past it.
+    let ma: Vec<f32> = m.iter().map(|v| v.abs()).collect();
+    let cut = |v: &[f32], k: usize| v[..k.min(v.len())].to_vec();
+    type Update = fn(&mut [f32], &[f32], &[f32], f32, f32);
+    type Precond = fn(&mut [f32], &[f32], &[f32], &[f32], f32, f32);
+    type Propose = fn(&[f32], &[f32], &mut [f32], f32, f32);
+    for (update, precond, propose) in [
+        (
+            simd::langevin_update as Update,
+            simd::langevin_update_precond as Precond,
+            simd::langevin_propose as Propose,
+        ),
+        (
+            reference::langevin_update as Update,
+            reference::langevin_update_precond as Precond,
+            reference::langevin_propose as Propose,
+        ),
+    ] {
+        let (mut full, mut part) = (t.clone(), cut(&t, n3));
+        update(&mut full, &g, &e, h, s);
+        update(&mut part, &g[..n3], &e[..n3], h, s);
+        assert_eq!(values(&full[..n3]), values(&part));
+        assert_eq!(bits(&full[n3..]), bits(&t[n3..]));
+        let (mut full, mut part) = (t.clone(), cut(&t, n));
+        precond(&mut full, &g, &e, &ma, h, s);
+        precond(&mut part, &g[..n], &e[..n], &ma[..n], h, s);
+        assert_eq!(values(&full[..n]), values(&part));
+        assert_eq!(bits(&full[n..]), bits(&t[n..]));
+        let (mut full, mut part) = (e.clone(), cut(&e, n3));
+        propose(&t, &g, &mut full, h, s);
+        propose(&t[..n3], &g[..n3], &mut part, h, s);
+        assert_eq!(values(&full[..n3]), values(&part));
+        assert_eq!(bits(&full[n3..]), bits(&e[n3..]));
+    }
     let (t, g, e) = (&t[..n], &g[..n], &e[..n]);
     let m: Vec<f32> = m[..n].iter().map(|v| v.abs()).collect();
     let (mut a, mut b) = (t.to_vec(), t.to_vec());

@@ -1,6 +1,7 @@
 //! The matrix kernels `simd::dots_f64`, `simd::dots_rows_f64`, `simd::gemm_f64`,
 //! `simd::columns_f64`, their f32 versions (the ICA gradient's data path),
-//! `simd::project_rows_f32`, `simd::project_batch_f32` and `simd::tanh_half_f32`: never
+//! `simd::project_rows_f32`, `simd::project_batch_f32` (and fused with `tanh`),
+//! `simd::tanh_half_f32` and `simd::mul_left_checked_f64`: never
 //! panic for any operands, strides and shapes; agree with their scalar twins within γₖ
 //! of the terms where the input is moderate (columns, the projections and the f32 row
 //! products: exactly); skip (gemm, columns, the projections) or zero (dots, dots_rows)
@@ -37,6 +38,61 @@ fuzz_target!(|input: (Vec<f64>, Vec<f64>, u8, u8)| {
             let tol = 2.0 * (gi + 1) as f64 * u * abs;
             assert!((x - y).abs() <= tol, "gemm {i},{j}: {x} vs {y}");
         }
+    }
+
+    // b ← a·b for a of n × n (the coefficients) and b of n × cols (the rows), each
+    // maybe short, as is the scratch: both twins accept the same operands, and then
+    // the SIMD kernel writes gemm's entries bit for bit when they are all finite and
+    // leaves b as it was otherwise.
+    let (n, cols) = (stride % 13, len % 20);
+    let tmp_len = (n * cols).saturating_sub(usize::from(coef.len() % 9 == 0));
+    let fits = coef.len() >= n * n && rows.len() >= n * cols && tmp_len >= n * cols;
+    let mut product = vec![0.0; n * cols];
+    if fits {
+        simd::gemm_f64(&coef, &rows, &mut product, n, n, cols);
+    }
+    let finite = fits && product.iter().all(|v| v.is_finite());
+    let (mut bs, mut br) = (rows.clone(), rows.clone());
+    let ok_s = simd::mul_left_checked_f64(&coef, &mut bs, &mut vec![0.0; tmp_len], n, cols);
+    let ok_r = reference::mul_left_checked_f64(&coef, &mut br, &mut vec![0.0; tmp_len], n, cols);
+    assert_eq!(
+        ok_s, finite,
+        "mul_left_checked_f64: {ok_s} for a product finite: {finite}"
+    );
+    if ok_s {
+        assert!(
+            bs[..n * cols]
+                .iter()
+                .zip(&product)
+                .all(|(x, y)| x.to_bits() == y.to_bits()),
+            "mul_left_checked_f64 differs from gemm_f64"
+        );
+        assert!(
+            bs[n * cols..]
+                .iter()
+                .zip(&rows[n * cols..])
+                .all(|(x, y)| x.to_bits() == y.to_bits())
+        );
+    } else {
+        assert!(
+            bs.iter()
+                .zip(&rows)
+                .all(|(x, y)| x.to_bits() == y.to_bits()),
+            "b changed"
+        );
+    }
+    // The twin: the same answer where the product is moderate (its own sums, within
+    // the rounding of n products), b untouched where it refuses.
+    if moderate(&coef) && moderate(&rows) && product.iter().all(|v| v.abs() < 1e300) {
+        assert_eq!(ok_r, ok_s, "mul_left_checked_f64 twins disagree");
+    }
+    if !ok_r {
+        assert!(
+            br.iter()
+                .zip(&rows)
+                .all(|(x, y)| x.to_bits() == y.to_bits()),
+            "twin changed b"
+        );
     }
 
     let n_out = coef.len() % 70;
@@ -201,6 +257,57 @@ fuzz_target!(|input: (Vec<f64>, Vec<f64>, u8, u8)| {
     simd::project_batch_f32(&c32, d, &r32, &at, &mut s, stride_b);
     reference::project_batch_f32(&c32, d, &r32, &at, &mut r, stride_b);
     same_bits_f32("project_batch_f32", &s, &r);
+
+    // Fused with tanh(y/2): what the projection and then `tanh_half_f32` write, each
+    // twin by its own path, on the raw values and on moderate ones (whose sums are not
+    // all NaN); nothing at all when `t` is not as long as `y`.
+    let calm = |v: &[f32]| -> Vec<f32> {
+        v.iter()
+            .map(|x| {
+                if x.is_finite() {
+                    x.clamp(-1e3, 1e3)
+                } else {
+                    0.0
+                }
+            })
+            .collect()
+    };
+    let (cm, rm) = (calm(&c32), calm(&r32));
+    let n_t = n_out + usize::from(coef.len() % 5 == 0);
+    type Fused = fn(&[f32], usize, &[f32], &[usize], &mut [f32], &mut [f32], usize);
+    type Project = fn(&[f32], usize, &[f32], &[usize], &mut [f32], usize);
+    type Tanh = fn(&[f32], &mut [f32]);
+    let twins = [
+        (
+            simd::project_batch_tanh_f32 as Fused,
+            simd::project_batch_f32 as Project,
+            simd::tanh_half_f32 as Tanh,
+        ),
+        (
+            reference::project_batch_tanh_f32 as Fused,
+            reference::project_batch_f32 as Project,
+            reference::tanh_half_f32 as Tanh,
+        ),
+    ];
+    for ((fused, project, tanh), (w, x)) in twins
+        .into_iter()
+        .flat_map(|k| [(k, (&c32, &r32)), (k, (&cm, &rm))])
+    {
+        let (mut y, mut t) = (vec![f32::NAN; n_out], vec![f32::NAN; n_t]);
+        fused(w, d, x, &at, &mut y, &mut t, stride_b);
+        if n_t != n_out {
+            assert!(
+                y.iter().chain(&t).all(|v| v.is_nan()),
+                "fused wrote with t short"
+            );
+            continue;
+        }
+        let (mut ye, mut te) = (vec![f32::NAN; n_out], vec![f32::NAN; n_out]);
+        project(w, d, x, &at, &mut ye, stride_b);
+        tanh(&ye, &mut te);
+        same_bits_f32("project_batch_tanh_f32 y", &y, &ye);
+        same_bits_f32("project_batch_tanh_f32 t", &t, &te);
+    }
 
     let (mut s, mut r) = (vec![0.0f32; r32.len()], vec![0.0f32; r32.len()]);
     simd::tanh_half_f32(&r32, &mut s);

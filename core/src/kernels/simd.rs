@@ -45,6 +45,15 @@ fn store(v: f32x16, out: &mut [f32]) {
     }
 }
 
+/// An input and an output cut to their common length: the element-wise kernels
+/// step through both in whole vectors, and each one's remainder must start where
+/// the other's does.
+#[inline(always)]
+fn common2<'a, 'b, T, U>(x: &'a [T], y: &'b mut [U]) -> (&'a [T], &'b mut [U]) {
+    let n = x.len().min(y.len());
+    (&x[..n], &mut y[..n])
+}
+
 /// `Σ aᵢ·bᵢ` with four vector accumulators and fused multiply-add where the target has it.
 #[inline]
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
@@ -99,6 +108,7 @@ fn tail_mask_f64(tail: usize) -> wide::f64x8 {
 
 /// `y ← y + α·x`.
 pub fn axpy(alpha: f32, x: &[f32], y: &mut [f32]) {
+    let (x, y) = common2(x, y);
     let va = f32x16::splat(alpha);
     let mut xc = x.chunks_exact(LANES);
     let mut yc = y.chunks_exact_mut(LANES);
@@ -571,6 +581,8 @@ fn axpys_masked<const W: usize, const TAIL: bool>(
 /// The Langevin update in place, eq. 4: `θ ← θ + (ε/2)·g + √ε·η`, given `h = ε/2`
 /// and `s = √ε`.
 pub fn langevin_update(theta: &mut [f32], grad: &[f32], noise: &[f32], h: f32, s: f32) {
+    let n = theta.len().min(grad.len()).min(noise.len());
+    let (theta, grad, noise) = (&mut theta[..n], &grad[..n], &noise[..n]);
     let (vh, vs) = (f32x16::splat(h), f32x16::splat(s));
     let mut tc = theta.chunks_exact_mut(LANES);
     let mut gc = grad.chunks_exact(LANES);
@@ -726,6 +738,8 @@ pub fn langevin_update_precond(
     h: f32,
     s: f32,
 ) {
+    let n = theta.len().min(grad.len()).min(noise.len()).min(m.len());
+    let (theta, grad, noise, m) = (&mut theta[..n], &grad[..n], &noise[..n], &m[..n]);
     let (vh, vs) = (f32x16::splat(h), f32x16::splat(s));
     let mut tc = theta.chunks_exact_mut(LANES);
     let mut gc = grad.chunks_exact(LANES);
@@ -752,6 +766,7 @@ pub fn langevin_update_precond(
 /// (within 2 ulps of libm's); `σ(−∞) = 0`, `σ(+∞) = 1`, NaN stays NaN.
 #[inline]
 pub fn sigmoid(z: &[f32], out: &mut [f32]) {
+    let (z, out) = common2(z, out);
     let one = f32x16::splat(1.0);
     let mut zc = z.chunks_exact(LANES);
     let mut oc = out.chunks_exact_mut(LANES);
@@ -1675,9 +1690,9 @@ pub fn project_batch_f32(
 /// is written otherwise, or when [`project_batch_f32`] writes nothing.
 ///
 /// For `d` in [`PROJECT_IN_REGISTERS`] each group's sums go through `tanh` while they
-/// are in registers, where the division that bounds the `tanh` kernel overlaps the
-/// next group's multiply-adds; two passes, the projection's bound by its
-/// multiply-adds and `tanh`'s by its divisions, leave each unit idle in turn.
+/// are in registers, so `y` is never read back for a second pass. The two parts do not
+/// overlap (the multiply-adds, the transposes and `tanh` share the same two vector
+/// ports): the kernel costs the projection's time plus `tanh`'s, less that pass.
 pub fn project_batch_tanh_f32(
     w: &[f32],
     d: usize,
@@ -1956,6 +1971,7 @@ fn two_quads<const D: usize>(lo: &[f32; D], hi: &[f32; D], k0: usize) -> safe_ar
 
 /// `y ← y + α·x` in f64.
 pub fn axpy_f64(alpha: f64, x: &[f64], y: &mut [f64]) {
+    let (x, y) = common2(x, y);
     let va = wide::f64x8::splat(alpha);
     let mut xc = x.chunks_exact(8);
     let mut yc = y.chunks_exact_mut(8);
@@ -1980,6 +1996,7 @@ pub fn axpy_f64(alpha: f64, x: &[f64], y: &mut [f64]) {
 /// moves `tanh` by at most 1 ulp), and `2^m` added to the exponent bits. Ten multiplies
 /// per vector where a polynomial on the whole `|r| ≤ ln2/2` needs seventeen.
 pub fn tanh_half(y: &[f64], out: &mut [f64]) {
+    let (y, out) = common2(y, out);
     let mut yc = y.chunks_exact(8);
     let mut oc = out.chunks_exact_mut(8);
     for (ys, os) in (&mut yc).zip(&mut oc) {
@@ -2062,6 +2079,7 @@ fn tanh_half_x8(v: wide::f64x8) -> wide::f64x8 {
 /// a normal f32) and `(1 − t)/(1 + t)` has `y`'s sign already, two operations fewer
 /// than taking `|y|` and copying the sign back.
 pub fn tanh_half_f32(y: &[f32], out: &mut [f32]) {
+    let (y, out) = common2(y, out);
     let mut yc = y.chunks_exact(LANES);
     let mut oc = out.chunks_exact_mut(LANES);
     for (ys, os) in (&mut yc).zip(&mut oc) {
