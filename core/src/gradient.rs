@@ -142,14 +142,18 @@ fn sample_lines_u32<R: Rng + ?Sized>(rng: &mut R, n32: u32, batch: &mut [usize])
             // Sixteen indices at once, straight into a whole group (a last, partial one
             // takes the first of them), unless a half's product may need redrawing:
             // then one at a time, in order.
-            let mut idx = [0usize; LINE_HALVES];
-            let whole = <&mut [usize; LINE_HALVES]>::try_from(&mut *group).ok();
-            let is_whole = whole.is_some();
-            if crate::kernels::imp::line_indices_u32(line, n32, whole.unwrap_or(&mut idx)) {
-                if !is_whole {
-                    crate::kernels::copy(group, &idx);
+            let done = match <&mut [usize; LINE_HALVES]>::try_from(&mut *group) {
+                Ok(whole) => crate::kernels::imp::line_indices_u32(line, n32, whole),
+                Err(_) => {
+                    let mut idx = [0usize; LINE_HALVES];
+                    let done = crate::kernels::imp::line_indices_u32(line, n32, &mut idx);
+                    if done {
+                        crate::kernels::copy(group, &idx);
+                    }
+                    done
                 }
-            } else {
+            };
+            if !done {
                 for (slot, h) in group.iter_mut().zip(line.as_chunks::<4>().0) {
                     *slot = accept_u32(rng, n32, u64::from(u32::from_le_bytes(*h)) * n);
                 }

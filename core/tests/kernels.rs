@@ -952,9 +952,9 @@ fn bits<T: Bits>(v: &[T]) -> Vec<u64> {
     v.iter().map(|x| x.bits()).collect()
 }
 
-/// `v` cut to its first `n` values (all of it for `None`, or when shorter).
+/// `v` whole (`None`) or cut to its first `n` values (`Some(n)`, `n` at most its length).
 fn cut<T>(v: &[T], n: Option<usize>) -> &[T] {
-    &v[..n.map_or(v.len(), |n| n.min(v.len()))]
+    &v[..n.unwrap_or(v.len())]
 }
 
 /// `run(out, None)`, a kernel on its whole operands, against `run(&mut out[..n],

@@ -5,8 +5,6 @@
 //! it, nothing written past it); agree with their scalar twins (within the contract's
 //! roundings for moderate values, the same class — NaN, ±∞ or finite — otherwise).
 #![no_main]
-#[path = "common/mod.rs"]
-mod common;
 
 use libfuzzer_sys::fuzz_target;
 use sgld::kernels::{reference, simd};
@@ -49,15 +47,8 @@ fuzz_target!(|input: (Vec<f32>, Vec<f32>, f32, [u8; 64], u32)| {
         simd::dot(&a, &b).to_bits(),
         simd::dot(&a[..n], &b[..n]).to_bits()
     );
-    let same = |x: f64, y: f64| x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan());
-    assert!(same(
-        simd::dot_f64(&a64, &b64),
-        simd::dot_f64(&a64[..n], &b64[..n])
-    ));
-    assert!(same(
-        reference::dot_f64(&a64, &b64),
-        reference::dot_f64(&a64[..n], &b64[..n])
-    ));
+    assert!(simd::dot_f64(&a64, &b64).same(simd::dot_f64(&a64[..n], &b64[..n])));
+    assert!(reference::dot_f64(&a64, &b64).same(reference::dot_f64(&a64[..n], &b64[..n])));
 
     // The twins on the prefix.
     let (a, b, a64, b64) = (&a[..n], &b[..n], &a64[..n], &b64[..n]);

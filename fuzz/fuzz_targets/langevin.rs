@@ -51,7 +51,6 @@ fuzz_target!(|input: (Vec<f32>, Vec<f32>, Vec<f32>, Vec<f32>, f32)| {
     // The plain updates and the proposal on the full inputs: what they write on the
     // inputs cut to the common prefix, and nothing past it.
     let ma: Vec<f32> = m.iter().map(|v| v.abs()).collect();
-    let cut = |v: &[f32], k: usize| v[..k.min(v.len())].to_vec();
     type Update = fn(&mut [f32], &[f32], &[f32], f32, f32);
     type Precond = fn(&mut [f32], &[f32], &[f32], &[f32], f32, f32);
     type Propose = fn(&[f32], &[f32], &mut [f32], f32, f32);
@@ -67,17 +66,17 @@ fuzz_target!(|input: (Vec<f32>, Vec<f32>, Vec<f32>, Vec<f32>, f32)| {
             reference::langevin_propose as Propose,
         ),
     ] {
-        let (mut full, mut part) = (t.clone(), cut(&t, n3));
+        let (mut full, mut part) = (t.clone(), t[..n3].to_vec());
         update(&mut full, &g, &e, h, s);
         update(&mut part, &g[..n3], &e[..n3], h, s);
         assert_eq!(values(&full[..n3]), values(&part));
         assert_eq!(bits(&full[n3..]), bits(&t[n3..]));
-        let (mut full, mut part) = (t.clone(), cut(&t, n));
+        let (mut full, mut part) = (t.clone(), t[..n].to_vec());
         precond(&mut full, &g, &e, &ma, h, s);
         precond(&mut part, &g[..n], &e[..n], &ma[..n], h, s);
         assert_eq!(values(&full[..n]), values(&part));
         assert_eq!(bits(&full[n..]), bits(&t[n..]));
-        let (mut full, mut part) = (e.clone(), cut(&e, n3));
+        let (mut full, mut part) = (e.clone(), e[..n3].to_vec());
         propose(&t, &g, &mut full, h, s);
         propose(&t[..n3], &g[..n3], &mut part, h, s);
         assert_eq!(values(&full[..n3]), values(&part));

@@ -3,15 +3,13 @@
 //! Langevin steps never panic, leave W untouched when they refuse, and keep it finite
 //! when they accept.
 #![no_main]
+#[path = "common/mod.rs"]
+mod common;
 
+use common::identical as same;
 use libfuzzer_sys::fuzz_target;
 use sgld::ica::Ica;
 use sgld::noise::default_rng;
-
-/// Bitwise equality (NaN entries compare equal to themselves).
-fn same(a: &[f64], b: &[f64]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
-}
 
 fuzz_target!(|input: (u8, Vec<f32>, f64, Vec<f64>, Vec<u16>, f64, u64)| {
     let (dim, x, lambda, w, raw_batch, eps, seed) = input;

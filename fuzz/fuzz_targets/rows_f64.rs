@@ -7,7 +7,10 @@
 //! products: exactly); skip (gemm, columns, the projections) or zero (dots, dots_rows)
 //! the rows that do not fit.
 #![no_main]
+#[path = "common/mod.rs"]
+mod common;
 
+use common::identical;
 use libfuzzer_sys::fuzz_target;
 use sgld::kernels::{reference, simd};
 
@@ -61,25 +64,12 @@ fuzz_target!(|input: (Vec<f64>, Vec<f64>, u8, u8)| {
     );
     if ok_s {
         assert!(
-            bs[..n * cols]
-                .iter()
-                .zip(&product)
-                .all(|(x, y)| x.to_bits() == y.to_bits()),
+            identical(&bs[..n * cols], &product),
             "mul_left_checked_f64 differs from gemm_f64"
         );
-        assert!(
-            bs[n * cols..]
-                .iter()
-                .zip(&rows[n * cols..])
-                .all(|(x, y)| x.to_bits() == y.to_bits())
-        );
+        assert!(identical(&bs[n * cols..], &rows[n * cols..]));
     } else {
-        assert!(
-            bs.iter()
-                .zip(&rows)
-                .all(|(x, y)| x.to_bits() == y.to_bits()),
-            "b changed"
-        );
+        assert!(identical(&bs, &rows), "b changed");
     }
     // The twin: the same answer where the product is moderate (its own sums, within
     // the rounding of n products), b untouched where it refuses.
@@ -87,12 +77,7 @@ fuzz_target!(|input: (Vec<f64>, Vec<f64>, u8, u8)| {
         assert_eq!(ok_r, ok_s, "mul_left_checked_f64 twins disagree");
     }
     if !ok_r {
-        assert!(
-            br.iter()
-                .zip(&rows)
-                .all(|(x, y)| x.to_bits() == y.to_bits()),
-            "twin changed b"
-        );
+        assert!(identical(&br, &rows), "twin changed b");
     }
 
     let n_out = coef.len() % 70;

@@ -168,11 +168,9 @@ pub fn langevin_update_precond(
 /// half is below `n` (when one is, the half may have to be redrawn, which the caller
 /// does); returns false, with `out` untouched, in that case.
 pub fn line_indices_u32(line: &[u8; 64], n: u32, out: &mut [usize; 16]) -> bool {
-    let m: [u64; 16] = core::array::from_fn(|j| {
-        let mut le = [0u8; 4];
-        le.copy_from_slice(&line[4 * j..4 * j + 4]);
-        u64::from(u32::from_le_bytes(le)) * u64::from(n)
-    });
+    let halves = line.as_chunks::<4>().0;
+    let m: [u64; 16] =
+        core::array::from_fn(|j| u64::from(u32::from_le_bytes(halves[j])) * u64::from(n));
     if m.iter().any(|&p| (p as u32) < n) {
         return false;
     }

@@ -775,11 +775,8 @@ pub fn sigmoid(z: &[f32], out: &mut [f32]) {
     }
     let (zr, or) = (zc.remainder(), oc.into_remainder());
     if !zr.is_empty() {
-        let mut buf = [0.0f32; LANES];
-        let n = zr.len().min(or.len());
-        buf[..n].copy_from_slice(&zr[..n]);
-        let v = (one / (one + (-f32x16::from(buf)).exp())).to_array();
-        or[..n].copy_from_slice(&v[..n]);
+        let v = one / (one + (-f32x16::from(padded16(zr))).exp());
+        super::copy(or, &v.to_array());
     }
 }
 
@@ -2005,9 +2002,8 @@ pub fn tanh_half(y: &[f64], out: &mut [f64]) {
     let (yr, or) = (yc.remainder(), oc.into_remainder());
     if !yr.is_empty() {
         let mut a = [0.0f64; 8];
-        let n = yr.len().min(or.len());
-        a[..n].copy_from_slice(&yr[..n]);
-        or[..n].copy_from_slice(&tanh_half_x8(wide::f64x8::from(a)).to_array()[..n]);
+        super::copy(&mut a, yr);
+        super::copy(or, &tanh_half_x8(wide::f64x8::from(a)).to_array());
     }
 }
 
@@ -2087,10 +2083,7 @@ pub fn tanh_half_f32(y: &[f32], out: &mut [f32]) {
     }
     let (yr, or) = (yc.remainder(), oc.into_remainder());
     if !yr.is_empty() {
-        let mut a = [0.0f32; LANES];
-        let n = yr.len().min(or.len());
-        a[..n].copy_from_slice(&yr[..n]);
-        or[..n].copy_from_slice(&tanh_half_x16(f32x16::from(a)).to_array()[..n]);
+        super::copy(or, &tanh_half_x16(f32x16::from(padded16(yr))).to_array());
     }
 }
 

@@ -22,6 +22,11 @@ pub fn close(x: f32, y: f32, mag: f64, rounds: f64) -> bool {
     (x as f64 - y as f64).abs() <= rounds * U * mag + 1e-43
 }
 
+/// Bitwise equality of two slices (a NaN equal only to the same NaN).
+pub fn identical(a: &[f64], b: &[f64]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+}
+
 /// Makes arbitrary floats moderate: non-finite values become 0 and magnitudes are
 /// capped, for targets that check finiteness of outputs.
 pub fn moderate(v: &[f32], cap: f32) -> Vec<f32> {
