@@ -159,12 +159,76 @@ pub fn fill_normal_simd<R: Rng + ?Sized>(rng: &mut R, out: &mut [f32]) {
     let tail = blocks.into_remainder();
     if let Some(b) = src.next().filter(|_| !tail.is_empty()) {
         let (c, s) = pairs(&le_words(b));
-        let mut interleaved = [0.0f32; 2 * WORDS];
-        for ((p, c), s) in interleaved.chunks_exact_mut(2).zip(c).zip(s) {
+        write_pairwise(tail, c, s);
+    }
+}
+
+/// One block of 32 normals in the pairwise order of a partial block, `[c₀, s₀, c₁, s₁,
+/// …]`, from one block's words: every prefix of `out` is what [`fill_normal`] draws for
+/// that length, and the generator moves on as it would. (For a pool of normals handed
+/// out a few at a time.)
+pub(crate) fn fill_block_pairwise<R: Rng + ?Sized>(rng: &mut R, out: &mut [f32; 2 * WORDS]) {
+    #[cfg(sgld_force_scalar)]
+    {
+        let mut block = [0.0f32; 2 * WORDS];
+        reference::fill_normal(rng, &mut block);
+        let (c, s) = block.split_at(WORDS);
+        for ((p, &c), &s) in out.chunks_exact_mut(2).zip(c).zip(s) {
             p[0] = c;
             p[1] = s;
         }
-        crate::kernels::copy(tail, &interleaved);
+    }
+    #[cfg(not(sgld_force_scalar))]
+    {
+        let (c, s) = pairs(&words(rng));
+        write_pairwise(out, c, s);
+    }
+}
+
+/// Writes `tail` (at most 32 values) with a block's first normals in the pairwise
+/// order of a partial block: `[c₀, s₀, c₁, s₁, …]`.
+///
+/// With AVX-512 each sixteen consecutive values of that order are one two-source
+/// permute of the cosines and the sines: the first sixteen, and for a tail of more the
+/// sixteen that end it, so both stores come from registers. (Element-wise moves extract
+/// each lane and store it alone, and a vector read across those stores, or across two
+/// vector stores, waits for them to reach the cache.)
+#[inline(always)]
+fn write_pairwise(tail: &mut [f32], c: [f32; WORDS], s: [f32; WORDS]) {
+    #[cfg(all(
+        any(target_arch = "x86", target_arch = "x86_64"),
+        target_feature = "avx512f"
+    ))]
+    {
+        use safe_arch::{m512i, permute2_i32_m512i};
+        let (c, s): (m512i, m512i) = (cast(c), cast(s));
+        // Value `m` of the pairwise order is lane m/2 of the cosines (index m/2) for
+        // even m, of the sines (index 16 + m/2) for odd m.
+        let from = |start: usize| -> [f32; WORDS] {
+            let m = i32x16::from(core::array::from_fn::<i32, WORDS, _>(|j| j as i32))
+                + i32x16::splat(start as i32);
+            let idx = (m >> 1u32) + ((m & i32x16::ONE) << 4u32);
+            cast(permute2_i32_m512i(c, cast(idx), s))
+        };
+        match tail.len() {
+            n @ WORDS.. => {
+                tail[..WORDS].copy_from_slice(&from(0));
+                tail[n - WORDS..].copy_from_slice(&from(n - WORDS));
+            }
+            _ => crate::kernels::copy(tail, &from(0)),
+        }
+    }
+    #[cfg(not(all(
+        any(target_arch = "x86", target_arch = "x86_64"),
+        target_feature = "avx512f"
+    )))]
+    {
+        let mut pairwise = [0.0f32; 2 * WORDS];
+        for ((p, c), s) in pairwise.chunks_exact_mut(2).zip(c).zip(s) {
+            p[0] = c;
+            p[1] = s;
+        }
+        crate::kernels::copy(tail, &pairwise);
     }
 }
 
@@ -317,6 +381,33 @@ pub mod reference {
                 if let Some(x) = p.get_mut(1) {
                     *x = s;
                 }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type Bits = heapless::Vec<u32, { 2 * WORDS }>;
+
+    /// A pool block's every prefix is what `fill_normal` draws for its length, bit for
+    /// bit, and the generator ends where that fill leaves it (so a chain drawing from
+    /// the pool gets the same normals as one drawing each step's directly).
+    #[test]
+    fn pairwise_block_prefixes_are_short_fills() {
+        for seed in 0..8 {
+            let mut pool = [0.0f32; 2 * WORDS];
+            let mut a = default_rng(seed);
+            fill_block_pairwise(&mut a, &mut pool);
+            for len in 1..2 * WORDS {
+                let mut b = default_rng(seed);
+                let mut z = [0.0f32; 2 * WORDS];
+                fill_normal(&mut b, &mut z[..len]);
+                let bits = |x: &[f32]| x.iter().map(|v| v.to_bits()).collect::<Bits>();
+                assert_eq!(bits(&pool[..len]), bits(&z[..len]), "seed {seed}, {len}");
+                assert_eq!(a.clone().next_u64(), b.next_u64(), "seed {seed}, {len}");
             }
         }
     }

@@ -81,16 +81,9 @@ impl NormalPool {
         let mut out = out;
         while !out.is_empty() {
             if self.used == POOL {
-                // One block is 16 cosines then 16 sines; interleave them into the
-                // pairwise order of a short fill, so the pool's first d normals are
-                // exactly what fill_normal(rng, d) would have drawn.
-                let mut block = [0.0f32; POOL];
-                fill_normal(rng, &mut block);
-                let (c, s) = block.split_at(POOL / 2);
-                for ((pair, &ck), &sk) in self.buf.chunks_exact_mut(2).zip(c).zip(s) {
-                    pair[0] = ck;
-                    pair[1] = sk;
-                }
+                // In the pairwise order of a short fill, so the pool's first d normals
+                // are exactly what fill_normal(rng, d) would have drawn.
+                crate::noise::fill_block_pairwise(rng, &mut self.buf);
                 self.used = 0;
             }
             let k = out.len().min(POOL - self.used);
