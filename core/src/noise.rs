@@ -168,21 +168,16 @@ pub fn fill_normal_simd<R: Rng + ?Sized>(rng: &mut R, out: &mut [f32]) {
 /// that length, and the generator moves on as it would. (For a pool of normals handed
 /// out a few at a time.)
 pub(crate) fn fill_block_pairwise<R: Rng + ?Sized>(rng: &mut R, out: &mut [f32; 2 * WORDS]) {
-    #[cfg(sgld_force_scalar)]
-    {
+    let (c, s) = if cfg!(sgld_force_scalar) {
+        // A whole block: its sixteen cosines, then its sixteen sines.
         let mut block = [0.0f32; 2 * WORDS];
         reference::fill_normal(rng, &mut block);
-        let (c, s) = block.split_at(WORDS);
-        for ((p, &c), &s) in out.chunks_exact_mut(2).zip(c).zip(s) {
-            p[0] = c;
-            p[1] = s;
-        }
-    }
-    #[cfg(not(sgld_force_scalar))]
-    {
-        let (c, s) = pairs(&words(rng));
-        write_pairwise(out, c, s);
-    }
+        let [c, s]: [[f32; WORDS]; 2] = cast(block);
+        (c, s)
+    } else {
+        pairs(&words(rng))
+    };
+    write_pairwise(out, c, s);
 }
 
 /// Writes `tail` (at most 32 values) with a block's first normals in the pairwise
