@@ -10,7 +10,8 @@ use sgld::noise::{default_rng, fill_normal_simd, reference};
 
 fn fill(c: &mut Criterion) {
     let mut g = c.benchmark_group("fill_normal");
-    for n in [8usize, 124, 1024, 16384] {
+    // 128 is one run of four whole blocks, 129 that run and a partial block.
+    for n in [8usize, 124, 128, 129, 1024, 16384] {
         let mut out = vec![0.0f32; n];
         let mut rng = default_rng(1);
         fill_normal_simd(&mut rng, &mut out);
