@@ -169,10 +169,12 @@ pub(crate) fn fill_block_pairwise<R: Rng + ?Sized>(rng: &mut R, out: &mut [f32; 
 /// order of a partial block: `[c₀, s₀, c₁, s₁, …]`.
 ///
 /// With AVX-512 each sixteen consecutive values of that order are one two-source
-/// permute of the cosines and the sines: the first sixteen, and for a tail of more the
-/// sixteen that end it, so both stores come from registers. (Element-wise moves extract
-/// each lane and store it alone, and a vector read across those stores, or across two
-/// vector stores, waits for them to reach the cache.)
+/// permute of the cosines and the sines, values `0..16` and `16..32`, so the stores
+/// come from registers: the first sixteen as one vector, and fewer than sixteen in the
+/// fixed pieces of the kernels' tails, which the step's loads of the noise read back
+/// one piece from one store. (Element-wise moves extract each lane and store it alone,
+/// and a vector read across those stores, or across two overlapping vector stores,
+/// waits for them to reach the cache.)
 #[inline(always)]
 fn write_pairwise(tail: &mut [f32], c: [f32; WORDS], s: [f32; WORDS]) {
     #[cfg(all(
@@ -190,12 +192,15 @@ fn write_pairwise(tail: &mut [f32], c: [f32; WORDS], s: [f32; WORDS]) {
             let idx = (m >> 1u32) + ((m & i32x16::ONE) << 4u32);
             cast(permute2_i32_m512i(c, cast(idx), s))
         };
-        match tail.len() {
-            n @ WORDS.. => {
-                tail[..WORDS].copy_from_slice(&from(0));
-                tail[n - WORDS..].copy_from_slice(&from(n - WORDS));
-            }
-            _ => crate::kernels::copy(tail, &from(0)),
+        // Whole sixteen as one store, fewer in the pieces the step's tail loads read
+        // (`kernels::simd::store_tail`).
+        let (head, rest) = tail.split_at_mut(tail.len().min(WORDS));
+        match head.first_chunk_mut::<WORDS>() {
+            Some(whole) => *whole = from(0),
+            None => crate::kernels::simd::store_tail(cast(from(0)), head),
+        }
+        if !rest.is_empty() {
+            crate::kernels::simd::store_tail(cast(from(WORDS)), rest);
         }
     }
     #[cfg(not(all(

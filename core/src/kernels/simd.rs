@@ -341,73 +341,59 @@ fn masked_lanes<const N: usize>(words: &[u16; N], wv: &[f32x16; N]) -> f32x16 {
     even + odd
 }
 
-/// The mask of a row's last vector when the slice it covers ends inside that vector, at
-/// `(W − 1)·16 + shift` (`0 < shift < 16`): that vector is then read as the slice's last
-/// sixteen floats (no partial load), and its mask is the row's sixteen bits from bit
-/// `shift` of its second-to-last word on, less the `16 − shift` low ones, which the
-/// second-to-last vector already covers.
+/// The `W` vectors of a slice for rows of `W` words, zeros past its end (so bits set
+/// there add nothing). A slice that ends inside the last vector (`(W − 1)·16 < len <
+/// W·16`, as a9a's 124 floats in eight vectors) has that vector in the pieces of
+/// [`tail`], which the kernels that write such a slice store.
 #[inline(always)]
-fn tail_bits<const W: usize>(words: &[u16; W], shift: u32) -> u16 {
-    match words.as_slice() {
-        [.., lo, hi] => {
-            let window = ((u32::from(*hi) << 16 | u32::from(*lo)) >> shift) as u16;
-            window & (u16::MAX << (16 - shift))
-        }
-        _ => 0,
-    }
-}
-
-/// The `W` vectors of a slice for rows of `W` words, and the shift of [`tail_bits`] when
-/// the slice ends inside the last one and is at least a vector long (`(W − 1)·16 < len <
-/// W·16`), else 0 (vectors past the slice's end are zero-filled).
-#[inline(always)]
-fn fixed_vectors<const W: usize>(xs: &[f32]) -> ([f32x16; W], u32) {
-    let len = xs.len();
-    if W >= 2 && len > (W - 1) * LANES && len < W * LANES {
+fn fixed_vectors<const W: usize>(xs: &[f32]) -> [f32x16; W] {
+    if let Some((head, last)) = split_last_vector::<W>(xs) {
         let mut v = [f32x16::ZERO; W];
-        for (c, vc) in v.iter_mut().enumerate() {
-            *vc = load_upto(xs, if c + 1 < W { c * LANES } else { len - LANES });
+        for (vc, chunk) in v.iter_mut().zip(head.chunks_exact(LANES)) {
+            *vc = load(chunk);
         }
-        return (v, (len % LANES) as u32);
+        if let Some(vl) = v.last_mut() {
+            *vl = tail::load(last);
+        }
+        return v;
     }
-    (wide_block(xs, 0), 0)
+    wide_block(xs, 0)
 }
 
-/// A row's words as the masks of its `W` vectors: with `TAIL`, the last one is
-/// [`tail_bits`].
+/// `xs` as its first `W − 1` vectors and a last partial one, when it ends inside its
+/// `W`-th vector.
 #[inline(always)]
-fn row_masks<const W: usize, const TAIL: bool>(words: &[u16; W], shift: u32) -> [u16; W] {
-    let mut masks = *words;
-    if TAIL && let Some(last) = masks.last_mut() {
-        *last = tail_bits(words, shift);
+fn split_last_vector<const W: usize>(xs: &[f32]) -> Option<(&[f32], &[f32])> {
+    let full = W.checked_sub(1)? * LANES;
+    (xs.len() > full && xs.len() < full + LANES).then(|| xs.split_at(full))
+}
+
+/// Stores the `W` vectors of [`fixed_vectors`] back into the slice, a partial last one
+/// in the same pieces.
+#[inline(always)]
+fn store_fixed<const W: usize>(acc: &[f32x16; W], xs: &mut [f32]) {
+    if split_last_vector::<W>(xs).is_some() {
+        let (head, last) = xs.split_at_mut((W - 1) * LANES);
+        for (chunk, &v) in head.chunks_exact_mut(LANES).zip(acc) {
+            store(v, chunk);
+        }
+        if let Some(&vl) = acc.last() {
+            tail::store(vl, last);
+        }
+        return;
     }
-    masks
+    for (c, &v) in acc.iter().enumerate() {
+        store_upto(v, xs, c * LANES);
+    }
 }
 
 /// [`bitmap_dots16`] on a table of rows of `W ≤ 8` words.
 #[inline(never)]
 fn dots16_fixed<const W: usize>(table: &[[u16; W]], rows: &[usize], w: &[f32]) -> [f32; LANES] {
-    match fixed_vectors::<W>(w) {
-        (wv, 0) => dots16_masked::<W, false>(table, rows, &wv, 0),
-        (wv, shift) => dots16_masked::<W, true>(table, rows, &wv, shift),
-    }
-}
-
-/// The rows' sums over `wv`, folded into one vector; with `TAIL`, the last vector's
-/// mask is [`tail_bits`].
-#[inline(always)]
-fn dots16_masked<const W: usize, const TAIL: bool>(
-    table: &[[u16; W]],
-    rows: &[usize],
-    wv: &[f32x16; W],
-    shift: u32,
-) -> [f32; LANES] {
+    let wv = fixed_vectors::<W>(w);
     let zero = [0u16; W];
     let row = |k: usize| match rows.get(k) {
-        Some(&i) => masked_lanes(
-            &row_masks::<W, TAIL>(table.get(i).unwrap_or(&zero), shift),
-            wv,
-        ),
+        Some(&i) => masked_lanes(table.get(i).unwrap_or(&zero), &wv),
         None => f32x16::ZERO,
     };
     lane_sums16(core::array::from_fn(row))
@@ -540,42 +526,17 @@ fn masked_adds<const N: usize>(acc: &mut [f32x16; N], words: &[u16; N], alpha: f
     }
 }
 
-/// [`bitmap_axpys`] on a table of rows of `W ≤ 8` words.
+/// [`bitmap_axpys`] on a table of rows of `W ≤ 8` words: `y` in `W` vectors, the rows'
+/// additions, then `y` stored back.
 #[inline(never)]
 fn axpys_fixed<const W: usize>(table: &[[u16; W]], alphas: &[f32], rows: &[usize], y: &mut [f32]) {
-    match fixed_vectors::<W>(y) {
-        (acc, 0) => axpys_masked::<W, false>(table, alphas, rows, acc, 0, y),
-        (acc, shift) => axpys_masked::<W, true>(table, alphas, rows, acc, shift, y),
-    }
-}
-
-/// The rows' additions to `acc`, then `acc` stored back into `y`; with `TAIL`, the last
-/// vector holds `y`'s last sixteen floats and its mask is [`tail_bits`]. It is stored
-/// first, so that the second-to-last vector, which holds the current values of the
-/// lanes they share, is written over it.
-#[inline(always)]
-fn axpys_masked<const W: usize, const TAIL: bool>(
-    table: &[[u16; W]],
-    alphas: &[f32],
-    rows: &[usize],
-    mut acc: [f32x16; W],
-    shift: u32,
-    y: &mut [f32],
-) {
+    let mut acc = fixed_vectors::<W>(y);
     for (&alpha, &i) in alphas.iter().zip(rows) {
         if let Some(words) = table.get(i) {
-            masked_adds(&mut acc, &row_masks::<W, TAIL>(words, shift), alpha);
+            masked_adds(&mut acc, words, alpha);
         }
     }
-    let len = y.len();
-    for (c, &v) in acc.iter().enumerate().rev() {
-        let at = if TAIL && c + 1 == W {
-            len - LANES
-        } else {
-            c * LANES
-        };
-        store_upto(v, y, at);
-    }
+    store_fixed(&acc, y);
 }
 
 /// The Langevin update in place, eq. 4: `θ ← θ + (ε/2)·g + √ε·η`, given `h = ε/2`
@@ -2198,6 +2159,14 @@ pub fn all_finite(xs: &[f32]) -> bool {
         acc += load(&xs[xs.len() - LANES..]) * f32x16::ZERO;
     }
     acc.reduce_add() == 0.0
+}
+
+/// Lanes `0..xs.len()` of `v` stored into `xs` (fewer than sixteen floats) in fixed
+/// pieces, which the kernels' tail loads read back each from the one store that wrote
+/// it (see [`tail`]).
+#[inline(always)]
+pub(crate) fn store_tail(v: f32x16, xs: &mut [f32]) {
+    tail::store(v, xs)
 }
 
 /// The last `rem < 16` floats of a slice as one vector, moved in fixed pieces: with
