@@ -593,7 +593,8 @@ pub fn langevin_propose(theta: &[f32], grad: &[f32], noise: &mut [f32], h: f32, 
 /// the step).
 ///
 /// A length that is not a multiple of sixteen ends with its last `n mod 16` elements
-/// in one vector, loaded and stored in the pieces of [`tail`]: the next step reads θ
+/// in one vector, loaded and stored in fixed pieces (eight floats, four, then one at a
+/// time, each one access; zeros in the lanes above): the next step reads θ
 /// and the noise buffer back piece by piece, each piece from the one store that wrote
 /// it. (Read as the last sixteen elements, the tail overlapped the loop's last vector,
 /// and a load across two stores waits for both to reach the cache: at d = 124 the step
