@@ -182,24 +182,28 @@ fn write_pairwise(tail: &mut [f32], c: [f32; WORDS], s: [f32; WORDS]) {
         target_feature = "avx512f"
     ))]
     {
-        use safe_arch::{m512i, permute2_i32_m512i};
+        use safe_arch::{m512, m512i, permute2_i32_m512i, store_m512};
         let (c, s): (m512i, m512i) = (cast(c), cast(s));
         // Value `m` of the pairwise order is lane m/2 of the cosines (index m/2) for
         // even m, of the sines (index 16 + m/2) for odd m.
-        let from = |start: usize| -> [f32; WORDS] {
+        let from = |start: usize| -> m512 {
             let m = i32x16::from(core::array::from_fn::<i32, WORDS, _>(|j| j as i32))
                 + i32x16::splat(start as i32);
             let idx = (m >> 1u32) + ((m & i32x16::ONE) << 4u32);
             cast(permute2_i32_m512i(c, cast(idx), s))
         };
-        // Whole sixteen as one store, fewer in the pieces the step's tail loads read
-        // (`kernels::simd::store_tail`).
+        // Sixteen values as one store, fewer in the pieces the step's tail loads read
+        // (`kernels::simd::store_tail`); a pool's block is two whole stores.
         let (head, rest) = tail.split_at_mut(tail.len().min(WORDS));
+        // (An array assignment of sixteen floats is two 256-bit stores, and the step's
+        // 512-bit load of them would span both.)
         match head.first_chunk_mut::<WORDS>() {
-            Some(whole) => *whole = from(0),
+            Some(whole) => store_m512(whole, from(0)),
             None => crate::kernels::simd::store_tail(cast(from(0)), head),
         }
-        if !rest.is_empty() {
+        if let Some(whole) = rest.first_chunk_mut::<WORDS>() {
+            store_m512(whole, from(WORDS));
+        } else if !rest.is_empty() {
             crate::kernels::simd::store_tail(cast(from(WORDS)), rest);
         }
     }
