@@ -182,7 +182,7 @@ fn write_pairwise(tail: &mut [f32], c: [f32; WORDS], s: [f32; WORDS]) {
         target_feature = "avx512f"
     ))]
     {
-        use safe_arch::{m512, m512i, permute2_i32_m512i, store_m512};
+        use safe_arch::{m512, m512i, permute2_i32_m512i};
         let (c, s): (m512i, m512i) = (cast(c), cast(s));
         // Value `m` of the pairwise order is lane m/2 of the cosines (index m/2) for
         // even m, of the sines (index 16 + m/2) for odd m.
@@ -192,19 +192,11 @@ fn write_pairwise(tail: &mut [f32], c: [f32; WORDS], s: [f32; WORDS]) {
             let idx = (m >> 1u32) + ((m & i32x16::ONE) << 4u32);
             cast(permute2_i32_m512i(c, cast(idx), s))
         };
-        // Sixteen values as one store, fewer in the pieces the step's tail loads read
-        // (`kernels::simd::store_tail`); a pool's block is two whole stores.
-        let (head, rest) = tail.split_at_mut(tail.len().min(WORDS));
-        // (An array assignment of sixteen floats is two 256-bit stores, and the step's
-        // 512-bit load of them would span both.)
-        match head.first_chunk_mut::<WORDS>() {
-            Some(whole) => store_m512(whole, from(0)),
-            None => crate::kernels::simd::store_tail(cast(from(0)), head),
-        }
-        if let Some(whole) = rest.first_chunk_mut::<WORDS>() {
-            store_m512(whole, from(WORDS));
-        } else if !rest.is_empty() {
-            crate::kernels::simd::store_tail(cast(from(WORDS)), rest);
+        // Sixteen values as one 512-bit store (an array assignment is two 256-bit
+        // stores, which the step's 512-bit load would span), fewer in the pieces the
+        // step's tail loads read.
+        for (part, start) in tail.chunks_mut(WORDS).zip([0, WORDS]) {
+            crate::kernels::simd::store_or_tail(cast(from(start)), part);
         }
     }
     #[cfg(not(all(

@@ -347,43 +347,42 @@ fn masked_lanes<const N: usize>(words: &[u16; N], wv: &[f32x16; N]) -> f32x16 {
 /// [`tail`], which the kernels that write such a slice store.
 #[inline(always)]
 fn fixed_vectors<const W: usize>(xs: &[f32]) -> [f32x16; W] {
-    if let Some((head, last)) = split_last_vector::<W>(xs) {
-        let mut v = [f32x16::ZERO; W];
-        for (vc, chunk) in v.iter_mut().zip(head.chunks_exact(LANES)) {
-            *vc = load(chunk);
-        }
-        if let Some(vl) = v.last_mut() {
-            *vl = tail::load(last);
-        }
-        return v;
+    if !ends_inside_last::<W>(xs.len()) {
+        return wide_block(xs, 0);
     }
-    wide_block(xs, 0)
+    let (head, last) = xs.split_at((W - 1) * LANES);
+    let mut v = [f32x16::ZERO; W];
+    for (vc, chunk) in v.iter_mut().zip(head.chunks_exact(LANES)) {
+        *vc = load(chunk);
+    }
+    if let Some(vl) = v.last_mut() {
+        *vl = tail::load(last);
+    }
+    v
 }
 
-/// `xs` as its first `W − 1` vectors and a last partial one, when it ends inside its
-/// `W`-th vector.
+/// Whether a slice of `len` floats ends inside its `W`-th vector.
 #[inline(always)]
-fn split_last_vector<const W: usize>(xs: &[f32]) -> Option<(&[f32], &[f32])> {
-    let full = W.checked_sub(1)? * LANES;
-    (xs.len() > full && xs.len() < full + LANES).then(|| xs.split_at(full))
+fn ends_inside_last<const W: usize>(len: usize) -> bool {
+    W >= 1 && len > (W - 1) * LANES && len < W * LANES
 }
 
 /// Stores the `W` vectors of [`fixed_vectors`] back into the slice, a partial last one
 /// in the same pieces.
 #[inline(always)]
 fn store_fixed<const W: usize>(acc: &[f32x16; W], xs: &mut [f32]) {
-    if split_last_vector::<W>(xs).is_some() {
-        let (head, last) = xs.split_at_mut((W - 1) * LANES);
-        for (chunk, &v) in head.chunks_exact_mut(LANES).zip(acc) {
-            store(v, chunk);
-        }
-        if let Some(&vl) = acc.last() {
-            tail::store(vl, last);
+    if !ends_inside_last::<W>(xs.len()) {
+        for (c, &v) in acc.iter().enumerate() {
+            store_upto(v, xs, c * LANES);
         }
         return;
     }
-    for (c, &v) in acc.iter().enumerate() {
-        store_upto(v, xs, c * LANES);
+    let (head, last) = xs.split_at_mut((W - 1) * LANES);
+    for (chunk, &v) in head.chunks_exact_mut(LANES).zip(acc) {
+        store(v, chunk);
+    }
+    if let Some(&vl) = acc.last() {
+        tail::store(vl, last);
     }
 }
 
@@ -2162,98 +2161,72 @@ pub fn all_finite(xs: &[f32]) -> bool {
     acc.reduce_add() == 0.0
 }
 
-/// Lanes `0..xs.len()` of `v` stored into `xs` (fewer than sixteen floats) in fixed
-/// pieces, which the kernels' tail loads read back each from the one store that wrote
-/// it (see [`tail`]).
+/// `v` into `xs`: one 512-bit store when `xs` holds sixteen floats or more (the first
+/// sixteen), lanes `0..xs.len()` in the pieces of [`tail`] when it holds fewer.
 #[inline(always)]
-pub(crate) fn store_tail(v: f32x16, xs: &mut [f32]) {
-    tail::store(v, xs)
+pub(crate) fn store_or_tail(v: f32x16, xs: &mut [f32]) {
+    if xs.len() >= LANES {
+        store(v, xs);
+    } else if !xs.is_empty() {
+        tail::store(v, xs);
+    }
 }
 
 /// The last `rem < 16` floats of a slice as one vector, moved in fixed pieces: with
 /// AVX-512, floats `0..8` as one 256-bit access when `rem ≥ 8`, each further whole
 /// group of four as one 128-bit access, and the floats of a last partial group one at
-/// a time; lanes from `rem` on are zero. A kernel that stores a tail with [`store`]
-/// and one that loads it with [`load`] move the same pieces, so every load reads from
+/// a time; lanes from `rem` on are zero. A kernel that stores a tail with `store` and
+/// one that loads it with `load` move the same pieces, so every load reads from
 /// exactly one store: a load that spans two stores (the last sixteen floats read after
 /// the loop's last vector and an overlapping tail were stored) cannot take its value
-/// from them and waits until both reach the cache.
+/// from them and waits until both reach the cache. Other targets copy through a
+/// padded array.
+#[cfg(all(
+    any(target_arch = "x86", target_arch = "x86_64"),
+    target_feature = "avx512f"
+))]
 mod tail {
     use super::*;
+    use safe_arch::{m128, m256};
+
+    /// `$body` with the const `$r` set to `$len` for lengths 1 to 15, so each length
+    /// gets its own fixed pieces; `$other` for any other length.
+    macro_rules! by_len {
+        ($len:expr, $r:ident => $body:expr, _ => $other:expr) => {
+            by_len!(@arms $len, $r, $body, $other, 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)
+        };
+        (@arms $len:expr, $r:ident, $body:expr, $other:expr, $($n:literal)*) => {
+            match $len {
+                $($n => {
+                    const $r: usize = $n;
+                    $body
+                })*
+                _ => $other,
+            }
+        };
+    }
 
     /// `xs` (fewer than sixteen floats) in lanes `0..xs.len()`, zeros above.
     #[inline(always)]
     pub(super) fn load(xs: &[f32]) -> f32x16 {
-        #[cfg(all(
-            any(target_arch = "x86", target_arch = "x86_64"),
-            target_feature = "avx512f"
-        ))]
-        {
-            macro_rules! by_len {
-                ($($r:literal)*) => {
-                    match xs.len() {
-                        $($r => xs.first_chunk::<$r>().map_or(f32x16::ZERO, load_n::<$r>),)*
-                        _ => f32x16::new(padded16(xs)),
-                    }
-                };
-            }
-            by_len!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)
-        }
-        #[cfg(not(all(
-            any(target_arch = "x86", target_arch = "x86_64"),
-            target_feature = "avx512f"
-        )))]
-        {
-            f32x16::new(padded16(xs))
-        }
+        by_len!(xs.len(), R => xs.first_chunk::<R>().map_or(f32x16::ZERO, load_n::<R>),
+            _ => f32x16::new(padded16(xs)))
     }
 
     /// Stores lanes `0..xs.len()` of `v` into `xs` (fewer than sixteen floats).
     #[inline(always)]
     pub(super) fn store(v: f32x16, xs: &mut [f32]) {
-        #[cfg(all(
-            any(target_arch = "x86", target_arch = "x86_64"),
-            target_feature = "avx512f"
-        ))]
-        {
-            macro_rules! by_len {
-                ($($r:literal)*) => {
-                    match xs.len() {
-                        $($r => if let Some(o) = xs.first_chunk_mut::<$r>() {
-                            store_n::<$r>(v, o)
-                        },)*
-                        _ => crate::kernels::copy(xs, &v.to_array()),
-                    }
-                };
-            }
-            by_len!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)
-        }
-        #[cfg(not(all(
-            any(target_arch = "x86", target_arch = "x86_64"),
-            target_feature = "avx512f"
-        )))]
-        {
-            crate::kernels::copy(xs, &v.to_array())
-        }
+        by_len!(xs.len(), R => if let Some(o) = xs.first_chunk_mut::<R>() {
+            store_n::<R>(v, o)
+        }, _ => crate::kernels::copy(xs, &v.to_array()))
     }
-
-    #[cfg(all(
-        any(target_arch = "x86", target_arch = "x86_64"),
-        target_feature = "avx512f"
-    ))]
-    use safe_arch::{m128, m256};
 
     /// Group `q` (floats `4q..4q + 4`) of `xs`: one 128-bit load when whole, the floats
     /// one at a time when partial, zeros past the end.
-    #[cfg(all(
-        any(target_arch = "x86", target_arch = "x86_64"),
-        target_feature = "avx512f"
-    ))]
     #[inline(always)]
     fn load_quad<const R: usize>(xs: &[f32; R], q: usize) -> m128 {
         use safe_arch::{load_unaligned_m128, set_m128, zeroed_m128};
-        let at = 4 * q;
-        match xs.get(at..).unwrap_or(&[]) {
+        match xs.get(4 * q..).unwrap_or(&[]) {
             [a, b, c, d, ..] => load_unaligned_m128(&[*a, *b, *c, *d]),
             [a, b, c] => set_m128(0.0, *c, *b, *a),
             [a, b] => set_m128(0.0, 0.0, *b, *a),
@@ -2262,10 +2235,6 @@ mod tail {
         }
     }
 
-    #[cfg(all(
-        any(target_arch = "x86", target_arch = "x86_64"),
-        target_feature = "avx512f"
-    ))]
     #[inline(always)]
     fn load_n<const R: usize>(xs: &[f32; R]) -> f32x16 {
         use safe_arch::{load_unaligned_m256, set_m128_m256};
@@ -2278,15 +2247,10 @@ mod tail {
     }
 
     /// Stores group `q` of `v`'s lanes into `xs` as [`load_quad`] reads it.
-    #[cfg(all(
-        any(target_arch = "x86", target_arch = "x86_64"),
-        target_feature = "avx512f"
-    ))]
     #[inline(always)]
     fn store_quad<const R: usize>(quad: m128, xs: &mut [f32; R], q: usize) {
         use safe_arch::store_unaligned_m128;
-        let at = 4 * q;
-        let part = xs.get_mut(at..).unwrap_or(&mut []);
+        let part = xs.get_mut(4 * q..).unwrap_or(&mut []);
         if let Some(whole) = part.first_chunk_mut::<4>() {
             store_unaligned_m128(whole, quad);
         } else {
@@ -2296,10 +2260,6 @@ mod tail {
         }
     }
 
-    #[cfg(all(
-        any(target_arch = "x86", target_arch = "x86_64"),
-        target_feature = "avx512f"
-    ))]
     #[inline(always)]
     fn store_n<const R: usize>(v: f32x16, xs: &mut [f32; R]) {
         use safe_arch::{
@@ -2320,5 +2280,26 @@ mod tail {
         }
         store_quad(cast_to_m128_from_m256(hi), xs, 2);
         store_quad(extract_m128_from_m256::<1>(hi), xs, 3);
+    }
+}
+
+/// [`tail`] where there are no 512-bit registers: no pieces to match, a padded copy.
+#[cfg(not(all(
+    any(target_arch = "x86", target_arch = "x86_64"),
+    target_feature = "avx512f"
+)))]
+mod tail {
+    use super::*;
+
+    /// `xs` (fewer than sixteen floats) in lanes `0..xs.len()`, zeros above.
+    #[inline(always)]
+    pub(super) fn load(xs: &[f32]) -> f32x16 {
+        f32x16::new(padded16(xs))
+    }
+
+    /// Stores lanes `0..xs.len()` of `v` into `xs` (fewer than sixteen floats).
+    #[inline(always)]
+    pub(super) fn store(v: f32x16, xs: &mut [f32]) {
+        crate::kernels::copy(xs, &v.to_array())
     }
 }
