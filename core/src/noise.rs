@@ -9,9 +9,11 @@
 //! `φ = 2π·a·2⁻²⁴ ∈ [0, 2π)`; then `r = √(−2 ln u₁)` and the pair is
 //! `(r cos φ, r sin φ)`. (So the radii of a block are the first eight words as they are
 //! in a vector register, and the angles the next eight: no shuffling of halves.) The
-//! angle is reduced exactly, in integers, to a quarter turn `k` and a residual
-//! `x ∈ [−π/4, π/4)` (`a = k·2²² + x·2²⁴/2π`), so `sin` and `cos` are only evaluated
-//! where their polynomials are accurate, then rotated by `k`.
+//! arguments are reduced exactly: the scalar twin takes the angle to a quarter turn `k`
+//! and a residual `x ∈ [−π/4, π/4)` (`a = k·2²² + x·2²⁴/2π`) for libm's `sin` and `cos`,
+//! then rotates by `k`; the SIMD path takes it to one of 32 sectors and a residual in
+//! `[−π/32, π/32)`, and `u₁`'s mantissa to one of sixteen bins, so that short
+//! polynomials suffice, with tables read by one permute each.
 //!
 //! The SIMD path ([`fill_normal`]) writes a block as 32 normals: the sixteen cosines
 //! first, then the sixteen sines. Words come through `fill_bytes`, four blocks' worth
@@ -30,8 +32,10 @@
 //!
 //! # Accuracy
 //!
-//! `ln`, `sin` and `cos` are Cephes' single-precision polynomials (within 2 ulps of
-//! libm's) on reduced arguments. Since `u₁ ≥ 2⁻³²`, `|z| ≤ √(64 ln 2) ≈ 6.66`: the tails
+//! The SIMD path's `ln` (a table of sixteen reciprocals and `log1p` to its `t⁵` term)
+//! and `sin`/`cos` (32 tabled sectors and Taylor polynomials on the residual) keep each
+//! normal within 8 ulps of `max(1, |z|)` of the scalar twin's (under 2 in the tests'
+//! 1,200 fills). Since `u₁ ≥ 2⁻³²`, `|z| ≤ √(64 ln 2) ≈ 6.66`: the tails
 //! beyond 6.66σ (probability 2.7·10⁻¹¹) are cut. The release test suite checks 10⁷ draws
 //! for moments, a Kolmogorov–Smirnov test against Φ, tail frequencies and lag-1
 //! autocorrelation.
@@ -249,8 +253,8 @@ fn pairs(words: &[u64; WORDS]) -> ([f32; WORDS], [f32; WORDS]) {
     let u = f32x16::from_i32x16(rb) + f32x16::splat(0.5);
     // max(·, 0) keeps √ away from a −0 or tiny negative when u₁ rounds to 1.
     let r = vector::minus_two_ln_scaled(u).max(f32x16::ZERO).sqrt();
-    let (s, c) = vector::sin_cos_turns(ab);
-    ((r * c).to_array(), (r * s).to_array())
+    let (c, s) = vector::polar(r, ab);
+    (c.to_array(), s.to_array())
 }
 
 /// The next sixteen words of `rng` (one `fill_bytes` call).
@@ -262,63 +266,167 @@ fn words<R: Rng + ?Sized>(rng: &mut R) -> [u64; WORDS] {
 }
 
 /// Vector `ln` and `sin`/`cos` specialised to this kernel's inputs: no special values
-/// to handle, and the angle reduced exactly by integer arithmetic. Cephes' single
-/// precision polynomials (the ones `wide` and libm's ports use), so both stay within
-/// 2 ulps of libm.
+/// to handle, and both arguments reduced exactly by integer arithmetic to a table
+/// entry and a small residual, so that short polynomials are accurate to within an
+/// ulp or two of libm's.
 mod vector {
     use wide::bytemuck::cast;
     use wide::{f32x16, i32x16};
 
-    /// `−2 ln(x·2⁻³¹)` for `x ∈ [½, 2³¹]` (so `x·2⁻³¹ = u₁ ∈ [2⁻³², 1]`): Cephes' `ln`
-    /// with every constant times −2 (exact, so the result is exactly −2 times Cephes'
-    /// `ln u₁`) and the factor 2⁻³¹ taken from the exponent field.
+    /// Reciprocals `r_j` of the centres of the sixteen bins of `f ∈ [√½, √2)` that the
+    /// top four bits of its reduced mantissa pick (`1` for the bin holding `f = 1`, so
+    /// that `ln u₁` keeps its relative accuracy as `u₁ → 1`), rounded to f32 (the
+    /// tests recompute the tables).
+    #[rustfmt::skip]
+    pub(super) const LN_RECIP: [f32; 16] = from_bits([
+        0x3fb1_1b17, 0x3fa9_c3f0, 0x3fa3_025b, 0x3f9c_c52b, 0x3f96_fdbc, 0x3f91_9f80,
+        0x3f8c_9f9f, 0x3f87_f4b6, 0x3f83_9693, 0x3f80_0000, 0x3f6f_2613, 0x3f61_f4c2,
+        0x3f56_2494, 0x3f4b_80e6, 0x3f41_df0e, 0x3f39_1c17,
+    ]);
+    /// `2 ln r_j`, rounded to f32.
+    #[rustfmt::skip]
+    pub(super) const TWO_LN_RECIP: [f32; 16] = from_bits([
+        0x3f26_4153, 0x3f10_950b, 0x3ef7_943a, 0x3ecf_9de1, 0x3ea9_27d2, 0x3e84_1641,
+        0x3e40_a06c, 0x3df6_fd78, 0x3d62_7bd5, 0x0000_0000, 0xbe0b_73b6, 0xbe7f_aa6d,
+        0xbeb6_d19c, 0xbeeb_0087, 0xbf0e_53c5, 0xbf26_014d,
+    ]);
+    /// `sin(2πs/32)` for `s = 0 … 8`, rounded to f32; the whole turn follows by
+    /// symmetry ([`SIN_32`], [`COS_32`]).
+    #[rustfmt::skip]
+    pub(super) const SIN_QUARTER: [f32; 9] = from_bits([
+        0x0000_0000, 0x3e47_c5c2, 0x3ec3_ef15, 0x3f0e_39da, 0x3f35_04f3, 0x3f54_db31,
+        0x3f6c_835e, 0x3f7b_14be, 0x3f80_0000,
+    ]);
+    /// `sin(2πs/32)`, `s = 0 … 31`.
+    pub(super) const SIN_32: [f32; 32] = sin_turn(0);
+    /// `cos(2πs/32) = sin(2π(s + 8)/32)`.
+    pub(super) const COS_32: [f32; 32] = sin_turn(8);
+
+    const fn from_bits<const N: usize>(bits: [u32; N]) -> [f32; N] {
+        let mut out = [0.0; N];
+        let mut i = 0;
+        while i < N {
+            out[i] = f32::from_bits(bits[i]);
+            i += 1;
+        }
+        out
+    }
+
+    /// `sin(2π(s + shift)/32)` for `s = 0 … 31`, from the first quarter by symmetry
+    /// (exact zeros and signs).
+    const fn sin_turn(shift: usize) -> [f32; 32] {
+        let mut out = [0.0; 32];
+        let mut s = 0;
+        while s < 32 {
+            let q = (s + shift) % 32;
+            out[s] = match q {
+                0..=8 => SIN_QUARTER[q],
+                9..=16 => SIN_QUARTER[16 - q],
+                17..=24 => -SIN_QUARTER[q - 16],
+                _ => -SIN_QUARTER[32 - q],
+            };
+            s += 1;
+        }
+        out
+    }
+
+    /// Lane `l` is `table[idx[l] mod 16]`: one `vpermd` with AVX-512.
+    #[inline(always)]
+    fn lookup16(table: &[f32; 16], idx: i32x16) -> f32x16 {
+        #[cfg(all(
+            any(target_arch = "x86", target_arch = "x86_64"),
+            target_feature = "avx512f"
+        ))]
+        {
+            use safe_arch::{m512i, permute_i32_m512i};
+            cast(permute_i32_m512i(
+                cast(idx),
+                cast::<[f32; 16], m512i>(*table),
+            ))
+        }
+        #[cfg(not(all(
+            any(target_arch = "x86", target_arch = "x86_64"),
+            target_feature = "avx512f"
+        )))]
+        {
+            let idx = idx.to_array();
+            f32x16::new(core::array::from_fn(|l| table[(idx[l] & 15) as usize]))
+        }
+    }
+
+    /// Lane `l` is `table[idx[l] mod 32]`: one two-source `vpermt2d` with AVX-512.
+    #[inline(always)]
+    fn lookup32(table: &[f32; 32], idx: i32x16) -> f32x16 {
+        #[cfg(all(
+            any(target_arch = "x86", target_arch = "x86_64"),
+            target_feature = "avx512f"
+        ))]
+        {
+            use safe_arch::{m512i, permute2_i32_m512i};
+            let [lo, hi]: [m512i; 2] = cast(*table);
+            cast(permute2_i32_m512i(lo, cast(idx), hi))
+        }
+        #[cfg(not(all(
+            any(target_arch = "x86", target_arch = "x86_64"),
+            target_feature = "avx512f"
+        )))]
+        {
+            let idx = idx.to_array();
+            f32x16::new(core::array::from_fn(|l| table[(idx[l] & 31) as usize]))
+        }
+    }
+
+    /// `−2 ln(x·2⁻³¹)` for `x ∈ [½, 2³¹]` (so `x·2⁻³¹ = u₁ ∈ [2⁻³², 1]`).
+    ///
+    /// `u₁ = 2^e·f` with `f ∈ [√½, √2)` (the factor 2⁻³¹ taken from the exponent
+    /// field); the top four bits of `f`'s reduced mantissa pick `r_j ≈ 1/f`, so
+    /// `t = f·r_j − 1 ∈ [−0.022, 0.040]` (one rounding, by FMA) and
+    /// `−2 ln u₁ = −2e ln 2 + 2 ln r_j − 2 log1p(t)`, with `log1p` to the `t⁵` term
+    /// (the next is below 10⁻⁹) and `ln 2` split as Cephes' `ln` splits it.
     #[inline(always)]
     pub(super) fn minus_two_ln_scaled(x: f32x16) -> f32x16 {
         const SQRT_HALF_BITS: i32 = 0x3f35_04f3;
-        // u₁ = 2^e·f with f ∈ [√½, √2): shift the exponent field by √½'s bits, and by
-        // 31 more for the factor 2⁻³¹ (the mantissa is the same).
         let bits: i32x16 = cast(x);
         let k = bits - i32x16::splat(SQRT_HALF_BITS + (31 << 23));
         let e = f32x16::from_i32x16(k >> 23u32);
         let f: f32x16 = cast((k & i32x16::splat(0x007f_ffff)) + i32x16::splat(SQRT_HALF_BITS));
-        let t = f - f32x16::ONE;
-        let c = |v: f32| f32x16::splat(-2.0 * v);
-        let p = c(7.037_683_6e-2)
-            .mul_add(t, c(-1.151_461e-1))
-            .mul_add(t, c(1.167_699_9e-1))
-            .mul_add(t, c(-1.242_014_1e-1))
-            .mul_add(t, c(1.424_932_3e-1))
-            .mul_add(t, c(-1.666_805_8e-1))
-            .mul_add(t, c(2.000_071_5e-1))
-            .mul_add(t, c(-2.499_999_4e-1))
-            .mul_add(t, c(3.333_333e-1));
-        let t2 = t * t;
-        let y = (t2 * t) * p;
-        let y = e.mul_add(c(-2.121_944_4e-4), y);
-        let y = t2.mul_add(c(-0.5), y) + t * f32x16::splat(-2.0);
-        e.mul_add(c(0.693_359_4), y)
+        // The mantissa's top four bits are bits 19–22 of k; the lookups read the
+        // index's low four bits.
+        let j = k >> 19u32;
+        let t = f.mul_add(lookup16(&LN_RECIP, j), f32x16::splat(-1.0));
+        // −2 log1p(t) = −2t + t²(1 − ⅔t + ½t² − ⅖t³).
+        let q = t
+            .mul_add(f32x16::splat(-0.4), f32x16::splat(0.5))
+            .mul_add(t, f32x16::splat(-2.0 / 3.0))
+            .mul_add(t, f32x16::ONE);
+        let y = (t * t).mul_sub(q, t + t);
+        let y = e.mul_add(f32x16::splat(-2.0 * -2.121_944_4e-4), y) + lookup16(&TWO_LN_RECIP, j);
+        e.mul_add(f32x16::splat(-2.0 * 0.693_359_4), y)
     }
 
-    /// `(sin φ, cos φ)` for `φ = 2π·a/2²⁴`, `a ∈ [0, 2²⁴)`.
+    /// `(r cos φ, r sin φ)` for `φ = 2π·a/2²⁴`, `a ∈ [0, 2²⁴)`.
+    ///
+    /// The angle is the nearest of 32 sectors `s` plus a residual
+    /// `x ∈ [−π/32, π/32)`, both exact in integers; `sin x` to the `x⁵` term and
+    /// `cos x` to the `x⁴` term (the next terms are below 2·10⁻⁹), then the sector's
+    /// tabled `sin` and `cos` rotate them.
     #[inline(always)]
-    pub(super) fn sin_cos_turns(a: i32x16) -> (f32x16, f32x16) {
-        let k = (a + i32x16::splat(1 << 21)) >> 22u32;
-        let x = f32x16::from_i32x16(a - (k << 22u32)) * f32x16::splat(super::TWO_PI_OVER_2_24);
+    pub(super) fn polar(r: f32x16, a: i32x16) -> (f32x16, f32x16) {
+        let s = (a + i32x16::splat(1 << 18)) >> 19u32;
+        let x = f32x16::from_i32x16(a - (s << 19u32)) * f32x16::splat(super::TWO_PI_OVER_2_24);
         let z = x * x;
-        let sp = f32x16::splat(-1.951_529_6e-4)
-            .mul_add(z, f32x16::splat(8.332_161e-3))
-            .mul_add(z, f32x16::splat(-1.666_665_5e-1));
-        let sin = (x * z).mul_add(sp, x);
-        let cp = f32x16::splat(2.443_315_7e-5)
-            .mul_add(z, f32x16::splat(-1.388_731_6e-3))
-            .mul_add(z, f32x16::splat(4.166_664_6e-2));
-        let cos = (z * z).mul_add(cp, z.mul_neg_add(f32x16::splat(0.5), f32x16::ONE));
-        // Quarter turn k: swap when k is odd; sin negated for k ∈ {2, 3}, cos for {1, 2}.
-        let swap: f32x16 = cast((k & i32x16::ONE).simd_eq(i32x16::ONE));
-        let (s, c) = (swap.select(cos, sin), swap.select(sin, cos));
-        let sin_sign: f32x16 = cast((k & i32x16::splat(2)) << 30u32);
-        let cos_sign: f32x16 = cast(((k + i32x16::ONE) & i32x16::splat(2)) << 30u32);
-        (s ^ sin_sign, c ^ cos_sign)
+        let sin_x = (x * z).mul_add(
+            z.mul_add(f32x16::splat(1.0 / 120.0), f32x16::splat(-1.0 / 6.0)),
+            x,
+        );
+        let cos_x = z.mul_add(
+            z.mul_add(f32x16::splat(1.0 / 24.0), f32x16::splat(-0.5)),
+            f32x16::ONE,
+        );
+        // The sector's sin and cos times r; the lookups read the index's low five bits
+        // (sector 32 is sector 0).
+        let (rs, rc) = (r * lookup32(&SIN_32, s), r * lookup32(&COS_32, s));
+        (rc.mul_sub(cos_x, rs * sin_x), rs.mul_add(cos_x, rc * sin_x))
     }
 }
 
@@ -372,6 +480,33 @@ mod tests {
     use super::*;
 
     type Bits = heapless::Vec<u32, { 2 * WORDS }>;
+
+    /// The tables are what their docs say, recomputed in f64 and rounded once.
+    #[test]
+    fn tables_are_their_definitions() {
+        const SQRT_HALF_BITS: u32 = 0x3f35_04f3;
+        for j in 0..16u32 {
+            let lo = f32::from_bits(SQRT_HALF_BITS + (j << 19)) as f64;
+            let hi = f32::from_bits(SQRT_HALF_BITS + ((j + 1) << 19)) as f64;
+            let r = if lo <= 1.0 && 1.0 < hi {
+                1.0
+            } else {
+                (2.0 / (lo + hi)) as f32
+            };
+            assert_eq!(vector::LN_RECIP[j as usize], r, "r_{j}");
+            let two_ln = (2.0 * libm::log(r as f64)) as f32;
+            assert_eq!(vector::TWO_LN_RECIP[j as usize], two_ln, "2 ln r_{j}");
+            // Every f of the bin gives |f·r − 1| ≤ 0.04.
+            assert!((lo * r as f64 - 1.0).abs() < 0.04 && (hi * r as f64 - 1.0).abs() < 0.04);
+        }
+        for s in 0..32 {
+            let phi = core::f64::consts::TAU * s as f64 / 32.0;
+            let near =
+                |got: f32, want: f64| (got as f64 - want).abs() <= 1e-15 || got == want as f32;
+            assert!(near(vector::SIN_32[s], libm::sin(phi)), "sin, sector {s}");
+            assert!(near(vector::COS_32[s], libm::cos(phi)), "cos, sector {s}");
+        }
+    }
 
     /// A pool block's every prefix is what `fill_normal` draws for its length, bit for
     /// bit, and the generator ends where that fill leaves it (so a chain drawing from
