@@ -24,6 +24,41 @@ pub trait GradientEstimator {
     /// of indices `< `[`n_data`](Self::n_data). Use [`check_batch`] (or a sampler's
     /// `step`, which calls it) at the boundary.
     fn estimate(&self, theta: &[f32], batch: &[usize], grad: &mut [f32]);
+
+    /// [`estimate`](Self::estimate), calling `side` exactly once along the way: work
+    /// that does not touch `theta` or `grad` (a sampler's noise), placed where the
+    /// estimate waits on its own results, so that the processor runs the two together.
+    ///
+    /// The estimate is the same as [`estimate`](Self::estimate)'s, bit for bit. The
+    /// default calls `side` after the estimate; [`MiniBatch`] calls it where its model
+    /// puts it ([`Model::scaled_grad_overlapped`]).
+    ///
+    /// ```
+    /// use sgld::gradient::{GradientEstimator, MiniBatch};
+    /// use sgld::models::{BitRows, Laplace, LogisticBits};
+    /// // Three rows of three binary features (one 16-bit word a row), labels ±1.
+    /// let (words, y) = ([0b011u16, 0b101, 0b110], [1.0f32, -1.0, 1.0]);
+    /// let model = LogisticBits::new(BitRows::new(&words, 3)?, &y, Laplace::new(1.0)?)?;
+    /// let est = MiniBatch::new(&model);
+    /// let theta = [0.3f32, -0.2, 0.1];
+    /// let (mut a, mut b) = ([0.0f32; 3], [0.0f32; 3]);
+    /// est.estimate(&theta, &[0, 2], &mut a);
+    /// let mut calls = 0;
+    /// est.estimate_overlapped(&theta, &[0, 2], &mut b, &mut || calls += 1);
+    /// assert_eq!((a, calls), (b, 1));
+    /// # Ok::<(), sgld::Error>(())
+    /// ```
+    #[inline]
+    fn estimate_overlapped(
+        &self,
+        theta: &[f32],
+        batch: &[usize],
+        grad: &mut [f32],
+        side: &mut dyn FnMut(),
+    ) {
+        self.estimate(theta, batch, grad);
+        side();
+    }
 }
 
 /// Checks a mini-batch against a data set of `n_data` items: non-empty, in range.
@@ -237,6 +272,19 @@ impl<M: Model> GradientEstimator for MiniBatch<M> {
     fn estimate(&self, theta: &[f32], batch: &[usize], grad: &mut [f32]) {
         let scale = batch_scale(self.model.len(), batch.len());
         self.model.scaled_grad(theta, batch, scale, grad);
+    }
+
+    #[inline(always)]
+    fn estimate_overlapped(
+        &self,
+        theta: &[f32],
+        batch: &[usize],
+        grad: &mut [f32],
+        side: &mut dyn FnMut(),
+    ) {
+        let scale = batch_scale(self.model.len(), batch.len());
+        self.model
+            .scaled_grad_overlapped(theta, batch, scale, grad, side);
     }
 }
 

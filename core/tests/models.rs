@@ -1,6 +1,7 @@
 //! Model gradients against finite differences of their log densities, dense against
 //! sparse logistic regression, and the stable scalar functions at extreme arguments.
 
+use sgld::gradient::{GradientEstimator, MiniBatch};
 use sgld::math::{exp, log_sigmoid, sigmoid, softplus, tanh};
 use sgld::models::{
     BitRows, Flat, Gaussian, GaussianMean, Laplace, LinearRegression, LogisticBits, LogisticDense,
@@ -209,6 +210,37 @@ fn logistic_bits_match_index_rows() {
                 fused[j],
                 parts[j]
             );
+        }
+        // The overlapped estimate is the estimate, bit for bit, and calls its side work
+        // once: for one chunk, several, and none (and through `MiniBatch` of `&M` as a
+        // `dyn` estimator).
+        for b in [&batch[..], &batch[..10], &batch[..16], &batch[..17], &[]] {
+            let mut plain = vec![f32::NAN; d];
+            bits.scaled_grad(&theta, b, s, &mut plain);
+            let mut calls = 0;
+            let mut over = vec![f32::NAN; d];
+            bits.scaled_grad_overlapped(&theta, b, s, &mut over, &mut || calls += 1);
+            let same = plain
+                .iter()
+                .zip(&over)
+                .all(|(p, o)| p.to_bits() == o.to_bits());
+            assert!(
+                same && calls == 1,
+                "d {d}, batch of {}: {calls} calls",
+                b.len()
+            );
+            if !b.is_empty() {
+                let est: &dyn GradientEstimator = &MiniBatch::new(&bits);
+                let mut direct = vec![f32::NAN; d];
+                est.estimate(&theta, b, &mut direct);
+                est.estimate_overlapped(&theta, b, &mut over, &mut || calls += 1);
+                assert_eq!(
+                    (direct, calls),
+                    (over.clone(), 2),
+                    "d {d}, batch of {}",
+                    b.len()
+                );
+            }
         }
         // An index past the end adds nothing (the estimators refuse such batches first).
         let mut g = gb.clone();

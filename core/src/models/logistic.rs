@@ -451,8 +451,17 @@ impl<'a, P: Prior> LogisticBits<'a, P> {
     /// as one vector ([`bitmap_dots16`](imp::bitmap_dots16)), the weights
     /// `s yᵢ σ(−yᵢ βᵀxᵢ)` in one vector pass, the scatter-adds in one
     /// [`bitmap_axpys`](imp::bitmap_axpys) pass.
+    /// `side`, if any, runs once: after the first chunk's margins (or at the end of an
+    /// empty batch).
     #[inline]
-    fn add_scaled_log_lik_grad(&self, theta: &[f32], batch: &[usize], s: f32, grad: &mut [f32]) {
+    fn add_scaled_log_lik_grad(
+        &self,
+        theta: &[f32],
+        batch: &[usize],
+        s: f32,
+        grad: &mut [f32],
+        mut side: Option<&mut dyn FnMut()>,
+    ) {
         let (table, stride) = (self.rows.words, self.rows.stride());
         for chunk in batch.chunks(ROWS) {
             let n = chunk.len();
@@ -463,8 +472,14 @@ impl<'a, P: Prior> LogisticBits<'a, P> {
                 *yk = self.y.get(i).copied().unwrap_or(0.0);
             }
             let z = imp::bitmap_dots16(table, stride, chunk, theta);
+            if let Some(side) = side.take() {
+                side();
+            }
             let c = weights(&y, &z).map(|c| c * s);
             imp::bitmap_axpys(&c[..n], table, stride, chunk, grad);
+        }
+        if let Some(side) = side {
+            side();
         }
     }
 }
@@ -480,14 +495,29 @@ impl<P: Prior> Model for LogisticBits<'_, P> {
         self.prior.add_grad(theta, grad);
     }
     fn add_log_lik_grad(&self, theta: &[f32], batch: &[usize], grad: &mut [f32]) {
-        self.add_scaled_log_lik_grad(theta, batch, 1.0, grad);
+        self.add_scaled_log_lik_grad(theta, batch, 1.0, grad, None);
     }
     /// The prior's gradient first (it needs only θ, so it runs while the batch's
     /// margins are computed), then the batch's terms scaled as they are added.
     #[inline]
     fn scaled_grad(&self, theta: &[f32], batch: &[usize], s: f32, grad: &mut [f32]) {
         self.prior.write_grad(theta, grad);
-        self.add_scaled_log_lik_grad(theta, batch, s, grad);
+        self.add_scaled_log_lik_grad(theta, batch, s, grad, None);
+    }
+    /// `side` runs after the first sixteen rows' margins, before their weights: the
+    /// weights' `exp` and division and the scatter-adds each wait for the step before,
+    /// and work placed there runs in their shadow.
+    #[inline]
+    fn scaled_grad_overlapped(
+        &self,
+        theta: &[f32],
+        batch: &[usize],
+        s: f32,
+        grad: &mut [f32],
+        side: &mut dyn FnMut(),
+    ) {
+        self.prior.write_grad(theta, grad);
+        self.add_scaled_log_lik_grad(theta, batch, s, grad, Some(side));
     }
     fn log_prior(&self, theta: &[f32]) -> f64 {
         self.prior.log_density(theta)

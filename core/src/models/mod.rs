@@ -60,6 +60,24 @@ pub trait Model {
         self.add_log_prior_grad(theta, grad);
     }
 
+    /// [`scaled_grad`](Self::scaled_grad), calling `side` exactly once along the way
+    /// (see [`GradientEstimator::estimate_overlapped`](crate::gradient::GradientEstimator::estimate_overlapped)):
+    /// the same `grad`, bit for bit. The default calls `side` after it; a model whose
+    /// pass has a stretch bound by latency (a few values, each waiting for the last)
+    /// calls it just before that stretch.
+    #[inline]
+    fn scaled_grad_overlapped(
+        &self,
+        theta: &[f32],
+        batch: &[usize],
+        s: f32,
+        grad: &mut [f32],
+        side: &mut dyn FnMut(),
+    ) {
+        self.scaled_grad(theta, batch, s, grad);
+        side();
+    }
+
     /// `log p(θ)` up to a constant, in f64.
     fn log_prior(&self, theta: &[f32]) -> f64;
 
@@ -83,6 +101,17 @@ impl<M: Model + ?Sized> Model for &M {
     #[inline]
     fn scaled_grad(&self, theta: &[f32], batch: &[usize], s: f32, grad: &mut [f32]) {
         (**self).scaled_grad(theta, batch, s, grad)
+    }
+    #[inline]
+    fn scaled_grad_overlapped(
+        &self,
+        theta: &[f32],
+        batch: &[usize],
+        s: f32,
+        grad: &mut [f32],
+        side: &mut dyn FnMut(),
+    ) {
+        (**self).scaled_grad_overlapped(theta, batch, s, grad, side)
     }
     fn log_prior(&self, theta: &[f32]) -> f64 {
         (**self).log_prior(theta)

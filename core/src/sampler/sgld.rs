@@ -268,28 +268,33 @@ impl Sgld {
         R: Rng + ?Sized,
     {
         let clip = self.opts.clip;
+        let scale = libm::sqrtf(eps * self.opts.temperature);
+        let mut draw = || {
+            if scale > 0.0 {
+                pool.fill(rng, noise);
+            } else {
+                crate::kernels::zero(noise);
+            }
+        };
         let mut info = match clip {
             Some(_) => {
                 let info = common::gradient(estimator, theta, batch, grad, clip, eps);
                 if info.non_finite {
                     return info;
                 }
+                draw();
                 info
             }
             None => {
-                estimator.estimate(theta, batch, grad);
+                // The noise is drawn inside the estimate, where the estimate waits on
+                // its own results (it does not depend on them).
+                estimator.estimate_overlapped(theta, batch, grad, &mut draw);
                 StepInfo {
                     step_size: eps,
                     ..StepInfo::default()
                 }
             }
         };
-        let scale = libm::sqrtf(eps * self.opts.temperature);
-        if scale > 0.0 {
-            pool.fill(rng, noise);
-        } else {
-            crate::kernels::zero(noise);
-        }
         let check = imp::langevin_step_checked(theta, grad, noise, 0.5 * eps, scale);
         if clip.is_none() {
             info.grad_norm = libm::sqrtf(check.grad_sq);
