@@ -725,22 +725,56 @@ pub fn langevin_update_precond(
     }
 }
 
-/// `out[i] ← σ(z[i]) = 1/(1 + e^{−z[i]})`, sixteen at a time with `wide`'s `exp`
-/// (within 2 ulps of libm's); `σ(−∞) = 0`, `σ(+∞) = 1`, NaN stays NaN.
+/// `out[i] ← σ(z[i]) = 1/(1 + e^{−z[i]})`, sixteen at a time with [`exp16`] (within
+/// 2 ulps of libm's `expf`); `σ(−∞) = 0`, `σ(+∞) = 1`, NaN stays NaN.
 #[inline]
 pub fn sigmoid(z: &[f32], out: &mut [f32]) {
     let (z, out) = common2(z, out);
-    let one = f32x16::splat(1.0);
     let mut zc = z.chunks_exact(LANES);
     let mut oc = out.chunks_exact_mut(LANES);
     for (zs, os) in (&mut zc).zip(&mut oc) {
-        store(one / (one + (-load(zs)).exp()), os);
+        store(sigmoid16(load(zs)), os);
     }
     let (zr, or) = (zc.remainder(), oc.into_remainder());
     if !zr.is_empty() {
-        let v = one / (one + (-f32x16::from(padded16(zr))).exp());
+        let v = sigmoid16(f32x16::from(padded16(zr)));
         super::copy(or, &v.to_array());
     }
+}
+
+/// `σ(z) = 1/(1 + e^{−z})` of sixteen lanes; a NaN lane stays NaN.
+#[inline(always)]
+fn sigmoid16(z: f32x16) -> f32x16 {
+    let one = f32x16::ONE;
+    let s = one / (one + exp16(-z));
+    // exp16 clamps its argument, which would turn a NaN into a number.
+    z.is_nan().select(z, s)
+}
+
+/// `eˣ` of sixteen lanes, [`crate::math::exp`]'s algorithm with fused multiply-adds
+/// (within 2 ulps; a short chain of dependent operations and no branch, where `wide`'s
+/// `exp` tests its range and handles special values on the way): `x` clamped to
+/// `[−104, 89]` (beyond which `eˣ` rounds to 0 or overflows anyway), `x = k ln 2 + r`
+/// with `|r| ≤ ½ ln 2`, a degree-6 polynomial for `eʳ`, and `2ᵏ` as two normal factors.
+/// A NaN becomes a number: callers that must keep it test for it.
+#[inline(always)]
+fn exp16(x: f32x16) -> f32x16 {
+    const SHIFTER: f32 = 12_582_912.0; // 1.5·2²³: adding it rounds to an integer
+    let c = f32x16::splat;
+    let x = x.max(c(-104.0)).min(c(89.0));
+    let s = x.mul_add(c(core::f32::consts::LOG2_E), c(SHIFTER));
+    let k = s - c(SHIFTER);
+    let r = k.mul_neg_add(c(-2.121_944_4e-4), k.mul_neg_add(c(0.693_359_4), x));
+    let z = r * r;
+    let p5 = c(1.987_569_1e-4).mul_add(r, c(1.398_199_9e-3));
+    let p3 = c(8.333_452e-3).mul_add(r, c(4.166_579_6e-2));
+    let p1 = c(1.666_666_5e-1).mul_add(r, c(0.5));
+    let y = p5.mul_add(z, p3).mul_add(z, p1).mul_add(z, r) + f32x16::ONE;
+    // k ∈ [−150, 128] sits in the low bits of s; 2ᵏ = 2^⌊k/2⌋ · 2^⌈k/2⌉, both normal.
+    let k: i32x16 = cast::<f32x16, i32x16>(s) - i32x16::splat(SHIFTER.to_bits() as i32);
+    let k1 = k >> 1u32;
+    let two = |e: i32x16| -> f32x16 { cast((e + i32x16::splat(127)) << 23u32) };
+    y * two(k1) * two(k - k1)
 }
 
 #[inline(always)]

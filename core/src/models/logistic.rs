@@ -196,15 +196,18 @@ fn log_lik(y: &[f32], batch: &[usize], margin: impl Fn(usize) -> f32) -> f64 {
         .sum()
 }
 
-/// The weights `yₖ σ(−yₖ zₖ)` of a chunk's rows from their labels and margins `zₖ = βᵀxₖ`,
-/// all sixteen lanes in one vector pass (a lane without a row has `y = 0`: weight 0).
+/// The weights `s yₖ σ(−yₖ zₖ)` of a chunk's rows from their labels and margins
+/// `zₖ = βᵀxₖ`, all sixteen lanes in one vector pass (a lane without a row has `y = 0`:
+/// weight 0). `s yₖ` is exact (`yₖ = ±1`), so taking it before the margins arrive
+/// leaves one multiply after the sigmoid and rounds as `(σ·yₖ)·s` does.
 #[inline(always)]
-fn weights(y: &[f32; ROWS], margins: &[f32; ROWS]) -> [f32; ROWS] {
+fn weights(y: &[f32; ROWS], margins: &[f32; ROWS], s: f32) -> [f32; ROWS] {
+    let sy = y.map(|yk| s * yk);
     let z: [f32; ROWS] = core::array::from_fn(|k| -y[k] * margins[k]);
     let mut c = [0.0f32; ROWS];
     imp::sigmoid(&z, &mut c);
-    for (ck, &yk) in c.iter_mut().zip(y) {
-        *ck *= yk;
+    for (ck, &syk) in c.iter_mut().zip(&sy) {
+        *ck *= syk;
     }
     c
 }
@@ -274,7 +277,7 @@ impl<P: Prior, I: SparseIndex> Model for LogisticSparse<'_, P, I> {
             for k in 0..chunk.len() {
                 z[k] = imp::sparse_dot(rows[k], theta);
             }
-            let c = weights(&y, &z);
+            let c = weights(&y, &z, 1.0);
             for k in 0..chunk.len() {
                 imp::sparse_axpy(c[k], rows[k], grad);
             }
@@ -475,7 +478,7 @@ impl<'a, P: Prior> LogisticBits<'a, P> {
             if let Some(side) = side.take() {
                 side();
             }
-            let c = weights(&y, &z).map(|c| c * s);
+            let c = weights(&y, &z, s);
             imp::bitmap_axpys(&c[..n], table, stride, chunk, grad);
         }
         if let Some(side) = side {
