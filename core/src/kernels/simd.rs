@@ -725,8 +725,9 @@ pub fn langevin_update_precond(
     }
 }
 
-/// `out[i] ← σ(z[i]) = 1/(1 + e^{−z[i]})`, sixteen at a time with [`exp16`] (within
-/// 2 ulps of libm's `expf`); `σ(−∞) = 0`, `σ(+∞) = 1`, NaN stays NaN.
+/// `out[i] ← σ(z[i]) = 1/(1 + e^{−z[i]})`, sixteen at a time with the crate's
+/// branch-free `exp` (within 2 ulps of libm's `expf`); `σ(−∞) = 0`, `σ(+∞) = 1`, NaN
+/// stays NaN.
 #[inline]
 pub fn sigmoid(z: &[f32], out: &mut [f32]) {
     let (z, out) = common2(z, out);
