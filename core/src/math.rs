@@ -57,23 +57,44 @@ fn mul_add<const FUSED: bool>(a: f32, b: f32, c: f32) -> f32 {
     }
 }
 
+/// The constants of [`exp`]'s algorithm, which the vector kernels' `exp` shares.
+pub(crate) mod exp_consts {
+    /// `1.5·2²³`: adding it rounds to an integer, which then sits in the low bits.
+    pub(crate) const SHIFTER: f32 = 12_582_912.0;
+    /// `ln 2` in two parts; `0.693359375` has few bits, so `k·LN2_HI` is exact.
+    pub(crate) const LN2_HI: f32 = 0.693_359_4;
+    /// The rest of `ln 2`.
+    pub(crate) const LN2_LO: f32 = -2.121_944_4e-4;
+    /// The clamp of the argument: beyond it `eˣ` rounds to 0 or overflows anyway.
+    pub(crate) const LO: f32 = -104.0;
+    /// The upper end of the clamp.
+    pub(crate) const HI: f32 = 89.0;
+    /// Cephes' coefficients of `(eʳ − 1 − r)/r²`: `P[0] + P[1]r + … + P[5]r⁵`.
+    pub(crate) const P: [f32; 6] = [
+        0.5,
+        1.666_666_5e-1,
+        4.166_579_6e-2,
+        8.333_452e-3,
+        1.398_199_9e-3,
+        1.987_569_1e-4,
+    ];
+}
+
 /// [`exp`]'s algorithm, with fused multiply-adds when `FUSED`: a shorter chain for
 /// [`sigmoid`], whose few-ulp bound it keeps, though not the 1-ulp bound of [`exp`].
 #[inline(always)]
 fn exp_with<const FUSED: bool>(x: f32) -> f32 {
+    use exp_consts::*;
     let fma = mul_add::<FUSED>;
-    const SHIFTER: f32 = 12_582_912.0; // 1.5·2²³: adding it rounds to an integer
-    const LN2_HI: f32 = 0.693_359_4; // 0.693359375: few bits, so k·LN2_HI is exact
-    const LN2_LO: f32 = -2.121_944_4e-4;
     // Beyond these bounds eˣ is ∞ or rounds to 0 anyway (clamp keeps a NaN).
-    let x = x.clamp(-104.0, 89.0);
+    let x = x.clamp(LO, HI);
     let s = fma(x, core::f32::consts::LOG2_E, SHIFTER);
     let k = s - SHIFTER;
     let r = fma(-k, LN2_LO, fma(-k, LN2_HI, x));
     let z = r * r;
-    let p5 = fma(1.987_569_1e-4, r, 1.398_199_9e-3);
-    let p3 = fma(8.333_452e-3, r, 4.166_579_6e-2);
-    let p1 = fma(1.666_666_5e-1, r, 0.5);
+    let p5 = fma(P[5], r, P[4]);
+    let p3 = fma(P[3], r, P[2]);
+    let p1 = fma(P[1], r, P[0]);
     let y = fma(fma(fma(p5, z, p3), z, p1), z, r) + 1.0;
     // k ∈ [−150, 128] sits in the low bits of s; 2ᵏ = 2^⌊k/2⌋ · 2^⌈k/2⌉, both normal.
     let k = s.to_bits() as i32 - SHIFTER.to_bits() as i32;

@@ -273,6 +273,8 @@ mod vector {
     use wide::bytemuck::cast;
     use wide::{f32x16, i32x16};
 
+    /// `√½` rounded to f32: the lower end of the reduced mantissa's range `[√½, √2)`.
+    pub(super) const SQRT_HALF: f32 = f32::from_bits(0x3f35_04f3);
     /// Reciprocals `r_j` of the centres of the sixteen bins of `f ∈ [√½, √2)` that the
     /// top four bits of its reduced mantissa pick (`1` for the bin holding `f = 1`, so
     /// that `ln u₁` keeps its relative accuracy as `u₁ → 1`), rounded to f32 (the
@@ -385,7 +387,7 @@ mod vector {
     /// (the next is below 10⁻⁹) and `ln 2` split as Cephes' `ln` splits it.
     #[inline(always)]
     pub(super) fn minus_two_ln_scaled(x: f32x16) -> f32x16 {
-        const SQRT_HALF_BITS: i32 = 0x3f35_04f3;
+        const SQRT_HALF_BITS: i32 = SQRT_HALF.to_bits() as i32;
         let bits: i32x16 = cast(x);
         let k = bits - i32x16::splat(SQRT_HALF_BITS + (31 << 23));
         let e = f32x16::from_i32x16(k >> 23u32);
@@ -484,10 +486,11 @@ mod tests {
     /// The tables are what their docs say, recomputed in f64 and rounded once.
     #[test]
     fn tables_are_their_definitions() {
-        const SQRT_HALF_BITS: u32 = 0x3f35_04f3;
+        let sqrt_half_bits = vector::SQRT_HALF.to_bits();
+        assert_eq!(vector::SQRT_HALF, core::f32::consts::FRAC_1_SQRT_2);
         for j in 0..16u32 {
-            let lo = f32::from_bits(SQRT_HALF_BITS + (j << 19)) as f64;
-            let hi = f32::from_bits(SQRT_HALF_BITS + ((j + 1) << 19)) as f64;
+            let lo = f32::from_bits(sqrt_half_bits + (j << 19)) as f64;
+            let hi = f32::from_bits(sqrt_half_bits + ((j + 1) << 19)) as f64;
             let r = if lo <= 1.0 && 1.0 < hi {
                 1.0
             } else {

@@ -760,16 +760,16 @@ fn sigmoid16(z: f32x16) -> f32x16 {
 /// A NaN becomes a number: callers that must keep it test for it.
 #[inline(always)]
 fn exp16(x: f32x16) -> f32x16 {
-    const SHIFTER: f32 = 12_582_912.0; // 1.5·2²³: adding it rounds to an integer
+    use crate::math::exp_consts::*;
     let c = f32x16::splat;
-    let x = x.max(c(-104.0)).min(c(89.0));
+    let x = x.max(c(LO)).min(c(HI));
     let s = x.mul_add(c(core::f32::consts::LOG2_E), c(SHIFTER));
     let k = s - c(SHIFTER);
-    let r = k.mul_neg_add(c(-2.121_944_4e-4), k.mul_neg_add(c(0.693_359_4), x));
+    let r = k.mul_neg_add(c(LN2_LO), k.mul_neg_add(c(LN2_HI), x));
     let z = r * r;
-    let p5 = c(1.987_569_1e-4).mul_add(r, c(1.398_199_9e-3));
-    let p3 = c(8.333_452e-3).mul_add(r, c(4.166_579_6e-2));
-    let p1 = c(1.666_666_5e-1).mul_add(r, c(0.5));
+    let p5 = c(P[5]).mul_add(r, c(P[4]));
+    let p3 = c(P[3]).mul_add(r, c(P[2]));
+    let p1 = c(P[1]).mul_add(r, c(P[0]));
     let y = p5.mul_add(z, p3).mul_add(z, p1).mul_add(z, r) + f32x16::ONE;
     // k ∈ [−150, 128] sits in the low bits of s; 2ᵏ = 2^⌊k/2⌋ · 2^⌈k/2⌉, both normal.
     let k: i32x16 = cast::<f32x16, i32x16>(s) - i32x16::splat(SHIFTER.to_bits() as i32);
