@@ -59,6 +59,37 @@ pub trait GradientEstimator {
         self.estimate(theta, batch, grad);
         side();
     }
+
+    /// Hints that `batch` is the next batch to be estimated, so that its data can be on
+    /// its way to the cache while the current step runs. Changes no result; the
+    /// default does nothing, and [`MiniBatch`] asks its model ([`Model::prefetch`]).
+    ///
+    /// A loop that draws each batch one step ahead:
+    ///
+    /// ```
+    /// use sgld::gradient::{GradientEstimator, MiniBatch, sample_batch};
+    /// use sgld::models::{BitRows, Laplace, LogisticBits};
+    /// let (words, y) = ([0b011u16, 0b101, 0b110], [1.0f32, -1.0, 1.0]);
+    /// let model = LogisticBits::new(BitRows::new(&words, 3)?, &y, Laplace::new(1.0)?)?;
+    /// let est = MiniBatch::new(&model);
+    /// let (mut theta, mut scratch) = ([0.0f32; 3], [0.0f32; sgld::Sgld::scratch_len(3)]);
+    /// let mut state = sgld::Sgld::init(&mut theta, &mut scratch)?;
+    /// let mut rng = sgld::noise::default_rng(1);
+    /// let (mut batch, mut next) = ([0usize; 2], [0usize; 2]);
+    /// sample_batch(&mut rng, 3, &mut next)?;
+    /// for _ in 0..100 {
+    ///     batch = next;
+    ///     sample_batch(&mut rng, 3, &mut next)?;
+    ///     est.prefetch(&next);
+    ///     sgld::Sgld::new().step(&mut state, &est, &batch, 0.01, &mut rng)?;
+    /// }
+    /// assert!(state.theta().iter().all(|t| t.is_finite()));
+    /// # Ok::<(), sgld::Error>(())
+    /// ```
+    #[inline]
+    fn prefetch(&self, batch: &[usize]) {
+        let _ = batch;
+    }
 }
 
 /// Checks a mini-batch against a data set of `n_data` items: non-empty, in range.
@@ -286,6 +317,11 @@ impl<M: Model> GradientEstimator for MiniBatch<M> {
         self.model
             .scaled_grad_overlapped(theta, batch, scale, grad, side);
     }
+
+    #[inline(always)]
+    fn prefetch(&self, batch: &[usize]) {
+        self.model.prefetch(batch);
+    }
 }
 
 /// Indices per chunk when a full-data pass walks the data set.
@@ -440,5 +476,9 @@ impl<M: Model> GradientEstimator for ControlVariate<'_, M> {
             *g = *g * scale + c;
         }
         self.model.add_log_prior_grad(theta, grad);
+    }
+
+    fn prefetch(&self, batch: &[usize]) {
+        self.model.prefetch(batch);
     }
 }

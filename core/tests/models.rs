@@ -250,6 +250,60 @@ fn logistic_bits_match_index_rows() {
     }
 }
 
+/// `prefetch` is a hint: the estimates after it are the same bits, and any index (past
+/// the end, `usize::MAX`) is taken without a panic.
+#[test]
+fn prefetch_changes_nothing_and_takes_any_index() {
+    let (n, d) = (40, 124);
+    let u = normals(n * d + n, 11);
+    let (mut offsets, mut idx) = (vec![0usize], Vec::new());
+    for i in 0..n {
+        idx.extend(
+            (0..d)
+                .filter(|&j| j == d - 1 || u[i * d + j] > 1.0)
+                .map(|j| j as u32),
+        );
+        offsets.push(idx.len());
+    }
+    let y: Vec<f32> = (0..n)
+        .map(|i| if u[n * d + i] > 0.0 { 1.0 } else { -1.0 })
+        .collect();
+    let rows = SparseRows::new(&offsets, &idx, d).unwrap();
+    let mut words = vec![0u16; n * BitRows::words_per_row(d)];
+    BitRows::fill_from_sparse(&rows, &mut words).unwrap();
+    let mut dense = vec![0.0f32; n * d];
+    for i in 0..n {
+        for &j in rows.row(i) {
+            dense[i * d + j as usize] = 1.0;
+        }
+    }
+    let prior = Laplace::new(1.0).unwrap();
+    let sparse = LogisticSparse::new(rows, &y, prior).unwrap();
+    let bits = LogisticBits::new(BitRows::new(&words, d).unwrap(), &y, prior).unwrap();
+    let dense = LogisticDense::new(&dense, &y, d, prior).unwrap();
+    let theta = grid(&normals(d, 12));
+    let batch = [3usize, 39, 0, 3, 17];
+    let odd = [n, usize::MAX, usize::MAX - 1, 0];
+    let models: [&dyn Model; 3] = [&sparse, &bits, &dense];
+    for (k, m) in models.into_iter().enumerate() {
+        let est = MiniBatch::new(m);
+        let mut before = vec![f32::NAN; d];
+        est.estimate(&theta, &batch, &mut before);
+        m.prefetch(&odd);
+        est.prefetch(&odd);
+        est.prefetch(&batch);
+        let mut after = vec![f32::NAN; d];
+        est.estimate(&theta, &batch, &mut after);
+        assert!(
+            before
+                .iter()
+                .zip(&after)
+                .all(|(a, b)| a.to_bits() == b.to_bits()),
+            "model {k}"
+        );
+    }
+}
+
 #[test]
 fn laplace_prior_gradient_is_minus_sign_over_scale() {
     let x = [1.0f32, 1.0];

@@ -1,13 +1,15 @@
 //! Sparse binary logistic regression: the sparse-row and model constructors refuse bad
 //! offsets, indices and labels; the gradient equals the dense model's on the same rows,
-//! and the bitmap model's when no row repeats a feature.
+//! and the bitmap model's when no row repeats a feature; a prefetch takes any index.
 #![no_main]
 #[path = "common/mod.rs"]
 mod common;
 
 use libfuzzer_sys::fuzz_target;
 use sgld::gradient::MiniBatch;
-use sgld::models::{BitRows, Laplace, LogisticBits, LogisticDense, LogisticSparse, SparseRows};
+use sgld::models::{
+    BitRows, Laplace, LogisticBits, LogisticDense, LogisticSparse, Model, SparseRows,
+};
 
 /// The fuzzer's input, taken apart below.
 type Input = (u8, Vec<u8>, Vec<u32>, Vec<bool>, Vec<f32>, Vec<u16>, f32);
@@ -33,6 +35,9 @@ fuzz_target!(|input: Input| {
         return;
     };
     let n = y.len();
+    // A prefetch hint takes any index, in range or not.
+    let raw: Vec<usize> = raw_batch.iter().map(|&i| i as usize).chain([usize::MAX]).collect();
+    model.prefetch(&raw);
     let batch = common::batch(&raw_batch, n, true);
     let mut grad = vec![0.0f32; d];
     let valid = theta.len() == d && theta.iter().all(|t| t.is_finite()) && !batch.is_empty();
@@ -76,6 +81,7 @@ fuzz_target!(|input: Input| {
     let mut words = vec![0u16; n * BitRows::words_per_row(d)];
     if d > 0 && distinct && BitRows::fill_from_sparse(&rows, &mut words).is_ok() {
         let bits = LogisticBits::new(BitRows::new(&words, d).unwrap(), &y, prior).unwrap();
+        bits.prefetch(&raw);
         let mut g3 = vec![0.0f32; d];
         let got = MiniBatch::new(&bits).gradient(&theta, &batch, &mut g3);
         assert_eq!(got.is_ok(), valid);

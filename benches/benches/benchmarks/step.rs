@@ -1,6 +1,7 @@
 //! Whole SGLD steps: sparse logistic regression at the a9a shape (d = 124, 14 non-zeros
 //! per row, batch 10; rows as index lists and as bitmaps), the §5.1 mixture (d = 2, batch 1) and ICA (10 × 10, batch 100);
-//! and the mixture's arithmetic alone, as one chain in registers.
+//! and the mixture's arithmetic alone, as one chain in registers; and the a9a step's
+//! parts, each alone, for its profile.
 
 use std::hint::black_box;
 
@@ -137,4 +138,108 @@ fn ica(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, a9a_like, mixture, mixture_chain, ica);
+/// The a9a bitmap step's parts, each timed alone at the workload's shape (d = 124,
+/// batch 10, the 32,561 rows as bitmaps), on batches drawn beforehand and taken in turn:
+/// the batch draw, the Laplace prior, the margins, the noise, the weights' sigmoid, the
+/// scatter-adds and the update; then the margins and the noise back to back (they do
+/// not depend on each other, so a processor that ran them together would take less
+/// than the two alone), and the whole step on the same batches. The parts' times add
+/// up to the step's: this is the step's profile.
+fn a9a_parts(c: &mut Criterion) {
+    use sgld::kernels::simd;
+    use sgld::models::Prior;
+    let data = A9aShape::new();
+    let (n, d) = (data.len(), data.d);
+    let words = data.bitmaps();
+    let stride = BitRows::words_per_row(d);
+    let prior = Laplace::new(1.0).unwrap();
+    let bits = LogisticBits::new(BitRows::new(&words, d).unwrap(), &data.y, prior).unwrap();
+    let mut rng = default_rng(9);
+    let batches: Vec<[usize; 10]> = (0..4096)
+        .map(|_| {
+            let mut b = [0usize; 10];
+            sgld::gradient::sample_batch(&mut rng, n, &mut b).unwrap();
+            b
+        })
+        .collect();
+    let mut next = batches.iter().cycle();
+    let mut theta = vec![0.0f32; d];
+    sgld::noise::fill_normal(&mut rng, &mut theta);
+    theta.iter_mut().for_each(|t| *t *= 0.1);
+    let (mut grad, mut noise) = (vec![0.0f32; d], vec![0.0f32; d]);
+    let alphas = [0.25f32; 10];
+    let z = [0.5f32; 16];
+    // Sanity check: the margins are the model's.
+    let first = simd::bitmap_dots16(&words, stride, &batches[0], &theta);
+    for (k, &i) in batches[0].iter().enumerate() {
+        assert!(
+            (first[k] - bits.margin(&theta, i)).abs() <= 1e-4,
+            "a9a margins"
+        );
+    }
+    let mut g = c.benchmark_group("a9a_step_parts");
+    g.throughput(Throughput::Elements(1));
+    let mut batch = [0usize; 10];
+    g.bench_function("batch", |b| {
+        b.iter(|| sgld::gradient::sample_batch(&mut rng, n, black_box(&mut batch)))
+    });
+    g.bench_function("prior", |b| {
+        b.iter(|| prior.write_grad(black_box(&theta), black_box(&mut grad)))
+    });
+    g.bench_function("margins", |b| {
+        b.iter(|| simd::bitmap_dots16(&words, stride, next.next().unwrap(), black_box(&theta)))
+    });
+    g.bench_function("noise", |b| {
+        b.iter(|| sgld::noise::fill_normal(&mut rng, black_box(&mut noise)))
+    });
+    g.bench_function("weights", |b| {
+        b.iter(|| {
+            let mut w = [0.0f32; 16];
+            simd::sigmoid(black_box(&z), &mut w);
+            w
+        })
+    });
+    g.bench_function("scatter", |b| {
+        b.iter(|| {
+            simd::bitmap_axpys(
+                black_box(&alphas),
+                &words,
+                stride,
+                next.next().unwrap(),
+                black_box(&mut grad),
+            )
+        })
+    });
+    g.bench_function("update", |b| {
+        b.iter(|| {
+            simd::langevin_step_checked(
+                black_box(&mut theta),
+                black_box(&grad),
+                &mut noise,
+                1e-9,
+                1e-9,
+            )
+        })
+    });
+    g.bench_function("margins_then_noise", |b| {
+        b.iter(|| {
+            let m = simd::bitmap_dots16(&words, stride, next.next().unwrap(), black_box(&theta));
+            sgld::noise::fill_normal(&mut rng, black_box(&mut noise));
+            m
+        })
+    });
+    let est = MiniBatch::new(&bits);
+    let mut scratch = vec![0.0f32; Sgld::scratch_len(d)];
+    let mut state = Sgld::init(&mut theta, &mut scratch).unwrap();
+    g.bench_function("step_without_batch_draw", |b| {
+        b.iter(|| {
+            let info = Sgld::new()
+                .step(&mut state, &est, next.next().unwrap(), 1e-4, &mut rng)
+                .unwrap();
+            black_box(info)
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, a9a_like, mixture, mixture_chain, ica, a9a_parts);

@@ -85,6 +85,11 @@ impl<P: Prior> Model for LogisticDense<'_, P> {
             imp::axpy(c, row, grad);
         }
     }
+    /// Each row's lines and its label.
+    #[inline]
+    fn prefetch(&self, batch: &[usize]) {
+        prefetch_rows(batch, self.y, |i| self.row(i));
+    }
     fn log_prior(&self, theta: &[f32]) -> f64 {
         self.prior.log_density(theta)
     }
@@ -177,10 +182,23 @@ impl<'a, I: SparseIndex> SparseRows<'a, I> {
 
     /// The non-zero feature indices of row `i` (empty past the end).
     pub fn row(&self, i: usize) -> &'a [I] {
-        match (self.offsets.get(i), self.offsets.get(i + 1)) {
+        match (
+            self.offsets.get(i),
+            i.checked_add(1).and_then(|j| self.offsets.get(j)),
+        ) {
             (Some(&a), Some(&b)) => self.indices.get(a..b).unwrap_or(&[]),
             _ => &[],
         }
+    }
+}
+
+/// [`Model::prefetch`] for a model with a row and a label per data item: the lines of
+/// each row of the batch and of its label (an index past the end asks for nothing).
+#[inline(always)]
+fn prefetch_rows<'a, T: 'a>(batch: &[usize], y: &[f32], row: impl Fn(usize) -> &'a [T]) {
+    for &i in batch {
+        crate::kernels::prefetch(row(i));
+        crate::kernels::prefetch(y.get(i..=i).unwrap_or(&[]));
     }
 }
 
@@ -282,6 +300,11 @@ impl<P: Prior, I: SparseIndex> Model for LogisticSparse<'_, P, I> {
                 imp::sparse_axpy(c[k], rows[k], grad);
             }
         }
+    }
+    /// Each row's indices and its label (the row's extent is read to find them).
+    #[inline]
+    fn prefetch(&self, batch: &[usize]) {
+        prefetch_rows(batch, self.y, |i| self.rows.row(i));
     }
     fn log_prior(&self, theta: &[f32]) -> f64 {
         self.prior.log_density(theta)
@@ -521,6 +544,11 @@ impl<P: Prior> Model for LogisticBits<'_, P> {
     ) {
         self.prior.write_grad(theta, grad);
         self.add_scaled_log_lik_grad(theta, batch, s, grad, Some(side));
+    }
+    /// Each row's words and its label.
+    #[inline]
+    fn prefetch(&self, batch: &[usize]) {
+        prefetch_rows(batch, self.y, |i| self.rows.row(i));
     }
     fn log_prior(&self, theta: &[f32]) -> f64 {
         self.prior.log_density(theta)

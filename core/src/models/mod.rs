@@ -78,6 +78,13 @@ pub trait Model {
         side();
     }
 
+    /// Hints that the items of `batch` are read next (a prefetch of their rows into the
+    /// cache where the target has one). Changes no result; the default does nothing.
+    #[inline]
+    fn prefetch(&self, batch: &[usize]) {
+        let _ = batch;
+    }
+
     /// `log p(θ)` up to a constant, in f64.
     fn log_prior(&self, theta: &[f32]) -> f64;
 
@@ -112,6 +119,10 @@ impl<M: Model + ?Sized> Model for &M {
         side: &mut dyn FnMut(),
     ) {
         (**self).scaled_grad_overlapped(theta, batch, s, grad, side)
+    }
+    #[inline]
+    fn prefetch(&self, batch: &[usize]) {
+        (**self).prefetch(batch)
     }
     fn log_prior(&self, theta: &[f32]) -> f64 {
         (**self).log_prior(theta)

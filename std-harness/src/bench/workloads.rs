@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use rand_core::{Rng, SeedableRng};
 use sgld::Sgld;
-use sgld::gradient::{MiniBatch, sample_batch};
+use sgld::gradient::{GradientEstimator, MiniBatch, sample_batch};
 use sgld::ica::Ica;
 use sgld::models::{BitRows, Laplace, LogisticBits, Model, SparseRows, TiedMixture};
 use sgld::noise::{DefaultRng, fill_normal};
@@ -178,8 +178,14 @@ impl Workload for A9a {
             Sgld::init(&mut self.theta, &mut self.scratch).map_err(|e| e.to_string())?;
         let sampler = Sgld::new();
         let t0 = Instant::now();
+        let mut next = self.batch;
+        sample_batch(&mut self.rng, n, &mut next).map_err(|e| e.to_string())?;
         for _ in 0..steps {
-            sample_batch(&mut self.rng, n, &mut self.batch).map_err(|e| e.to_string())?;
+            // The batch after this one is drawn first, and its rows asked for, so they
+            // reach the cache while this step runs.
+            self.batch = next;
+            sample_batch(&mut self.rng, n, &mut next).map_err(|e| e.to_string())?;
+            est.prefetch(&next);
             let info = sampler
                 .step(&mut state, &est, &self.batch, self.eps, &mut self.rng)
                 .map_err(|e| e.to_string())?;
