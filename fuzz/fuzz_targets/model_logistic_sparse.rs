@@ -36,7 +36,11 @@ fuzz_target!(|input: Input| {
     };
     let n = y.len();
     // A prefetch hint takes any index, in range or not.
-    let raw: Vec<usize> = raw_batch.iter().map(|&i| i as usize).chain([usize::MAX]).collect();
+    let raw: Vec<usize> = raw_batch
+        .iter()
+        .map(|&i| i as usize)
+        .chain([usize::MAX])
+        .collect();
     model.prefetch(&raw);
     let batch = common::batch(&raw_batch, n, true);
     let mut grad = vec![0.0f32; d];
