@@ -132,28 +132,42 @@ fn logistic_dense_and_sparse_gradients() {
     assert!(SparseRows::narrow(&[0, 1], &[9u16], d).is_err());
 }
 
+/// `n` random binary rows of `d` features as index lists (each feature set with
+/// probability ~0.16, the last one, a bias, always) and labels ±1: `(offsets, indices,
+/// labels)`.
+fn binary_rows(n: usize, d: usize, seed: u64) -> (Vec<usize>, Vec<u32>, Vec<f32>) {
+    let u = normals(n * d + n, seed);
+    let (mut offsets, mut idx) = (vec![0usize], Vec::new());
+    for i in 0..n {
+        idx.extend(
+            (0..d)
+                .filter(|&j| j == d - 1 || u[i * d + j] > 1.0)
+                .map(|j| j as u32),
+        );
+        offsets.push(idx.len());
+    }
+    let y = (0..n)
+        .map(|i| if u[n * d + i] > 0.0 { 1.0 } else { -1.0 })
+        .collect();
+    (offsets, idx, y)
+}
+
+/// The rows as bitmaps, for [`BitRows::new`].
+fn bitmaps(rows: &SparseRows<'_>) -> Vec<u16> {
+    let mut words = vec![0u16; rows.len() * BitRows::words_per_row(rows.dim())];
+    BitRows::fill_from_sparse(rows, &mut words).unwrap();
+    words
+}
+
 #[test]
 fn logistic_bits_match_index_rows() {
     // Feature counts on every path of the bitmap kernels: one word, a whole number of
     // words, a9a's 124 (its last vector ends inside), and rows wider than eight words.
     for (d, seed) in [(9usize, 3u64), (16, 4), (124, 5), (130, 6), (300, 7)] {
         let n = 50;
-        let u = normals(n * d + n, seed);
-        let (mut offsets, mut idx) = (vec![0usize], Vec::new());
-        for i in 0..n {
-            idx.extend(
-                (0..d)
-                    .filter(|&j| j == d - 1 || u[i * d + j] > 1.0)
-                    .map(|j| j as u32),
-            );
-            offsets.push(idx.len());
-        }
-        let y: Vec<f32> = (0..n)
-            .map(|i| if u[n * d + i] > 0.0 { 1.0 } else { -1.0 })
-            .collect();
+        let (offsets, idx, y) = binary_rows(n, d, seed);
         let rows = SparseRows::new(&offsets, &idx, d).unwrap();
-        let mut words = vec![0u16; n * BitRows::words_per_row(d)];
-        BitRows::fill_from_sparse(&rows, &mut words).unwrap();
+        let words = bitmaps(&rows);
         let prior = Laplace::new(1.0).unwrap();
         let sparse = LogisticSparse::new(rows, &y, prior).unwrap();
         let bits = LogisticBits::new(BitRows::new(&words, d).unwrap(), &y, prior).unwrap();
@@ -255,22 +269,9 @@ fn logistic_bits_match_index_rows() {
 #[test]
 fn prefetch_changes_nothing_and_takes_any_index() {
     let (n, d) = (40, 124);
-    let u = normals(n * d + n, 11);
-    let (mut offsets, mut idx) = (vec![0usize], Vec::new());
-    for i in 0..n {
-        idx.extend(
-            (0..d)
-                .filter(|&j| j == d - 1 || u[i * d + j] > 1.0)
-                .map(|j| j as u32),
-        );
-        offsets.push(idx.len());
-    }
-    let y: Vec<f32> = (0..n)
-        .map(|i| if u[n * d + i] > 0.0 { 1.0 } else { -1.0 })
-        .collect();
+    let (offsets, idx, y) = binary_rows(n, d, 11);
     let rows = SparseRows::new(&offsets, &idx, d).unwrap();
-    let mut words = vec![0u16; n * BitRows::words_per_row(d)];
-    BitRows::fill_from_sparse(&rows, &mut words).unwrap();
+    let words = bitmaps(&rows);
     let mut dense = vec![0.0f32; n * d];
     for i in 0..n {
         for &j in rows.row(i) {
