@@ -508,6 +508,22 @@ impl<'a, P: Prior> LogisticBits<'a, P> {
             side();
         }
     }
+
+    /// `grad = ∇log p(θ) + s·Σ_batch ∇log p(xᵢ|θ)`: the prior's gradient written first
+    /// (it needs only θ), then the batch's terms, `side` run as
+    /// [`add_scaled_log_lik_grad`](Self::add_scaled_log_lik_grad) runs it.
+    #[inline(always)]
+    fn write_scaled_grad(
+        &self,
+        theta: &[f32],
+        batch: &[usize],
+        s: f32,
+        grad: &mut [f32],
+        side: Option<&mut dyn FnMut()>,
+    ) {
+        self.prior.write_grad(theta, grad);
+        self.add_scaled_log_lik_grad(theta, batch, s, grad, side);
+    }
 }
 
 impl<P: Prior> Model for LogisticBits<'_, P> {
@@ -527,8 +543,7 @@ impl<P: Prior> Model for LogisticBits<'_, P> {
     /// margins are computed), then the batch's terms scaled as they are added.
     #[inline]
     fn scaled_grad(&self, theta: &[f32], batch: &[usize], s: f32, grad: &mut [f32]) {
-        self.prior.write_grad(theta, grad);
-        self.add_scaled_log_lik_grad(theta, batch, s, grad, None);
+        self.write_scaled_grad(theta, batch, s, grad, None);
     }
     /// `side` runs after the first sixteen rows' margins, before their weights: the
     /// weights' `exp` and division and the scatter-adds each wait for the step before,
@@ -542,8 +557,7 @@ impl<P: Prior> Model for LogisticBits<'_, P> {
         grad: &mut [f32],
         side: &mut dyn FnMut(),
     ) {
-        self.prior.write_grad(theta, grad);
-        self.add_scaled_log_lik_grad(theta, batch, s, grad, Some(side));
+        self.write_scaled_grad(theta, batch, s, grad, Some(side));
     }
     /// Each row's words and its label.
     #[inline]
