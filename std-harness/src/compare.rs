@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::exact::NigPosterior;
 use crate::plot::{self, Panel, Series};
 use crate::sample::{self, ModelKind, Problem, SampleConfig, SamplerKind, Summary, Weighting};
-use crate::spec::{BurnIn, PriorSpec, StepSpec};
+use crate::spec::{BurnIn, PriorSpec, StepChoice, StepSpec, Thin};
 
 /// What `sgld compare` runs.
 #[derive(Debug, Clone)]
@@ -69,7 +69,7 @@ fn with_sampler(base: &SampleConfig, s: SamplerKind, out: &Path, step: StepSpec)
     let mut c = base.clone();
     c.sampler = s;
     c.out = out.join(s.name());
-    c.step_size = Some(step);
+    c.step_size = StepChoice::Given(step);
     c.weighting = Weighting::Uniform;
     c.progress = false;
     c
@@ -93,10 +93,10 @@ fn tune_mala(base: &SampleConfig, d: usize, out: &Path) -> Result<f64, String> {
         let e = eps * 2f64.powi(k);
         let mut c = with_sampler(base, SamplerKind::Mala, out, StepSpec::Const(e));
         c.out = out.join("mala-tuning");
-        c.steps = 300;
+        c.steps = Some(300);
         c.chains = 1;
         c.burn_in = BurnIn::Steps(100);
-        c.thin = 1;
+        c.thin = Thin::Every(1);
         std::fs::create_dir_all(&c.out).map_err(|e| e.to_string())?;
         let (s, _) = sample::run_quiet(&c)?;
         if s.acceptance.unwrap_or(0.0) >= 0.6 {
@@ -115,9 +115,9 @@ pub fn run(cfg: &CompareConfig) -> Result<(Reference, Vec<Row>), String> {
     let problem = Problem::load(base)?;
     let n = problem.n_train() as f64;
     let eps = match base.step_size {
-        Some(StepSpec::Const(e)) => e,
-        None => 0.1 / n,
-        Some(other) => {
+        StepChoice::Given(StepSpec::Const(e)) => e,
+        StepChoice::Auto => 0.1 / n,
+        StepChoice::Given(other) => {
             return Err(format!(
                 "compare needs a constant step (const:EPS) so that ESS means the same for every sampler, got {other}"
             ));
@@ -130,17 +130,14 @@ pub fn run(cfg: &CompareConfig) -> Result<(Reference, Vec<Row>), String> {
         eps
     };
     let psgld_scale = if cfg.samplers.contains(&SamplerKind::Psgld) {
-        let sched = StepSpec::Const(eps)
-            .schedule(1000)
-            .map_err(|e| e.to_string())?;
-        sample::psgld_scale(base, &sched)?
+        sample::psgld_scale(base)?
     } else {
         1.0
     };
     let mala_cfg = |c: &mut SampleConfig| {
-        c.steps = cfg.mala_steps;
+        c.steps = Some(cfg.mala_steps);
         c.burn_in = BurnIn::Steps(cfg.mala_steps / 5);
-        c.thin = 1;
+        c.thin = Thin::Every(1);
     };
     let reference = if base.model == ModelKind::Linreg {
         let Some(PriorSpec::Nig { v, phi, psi }) = problem.prior else {
@@ -167,8 +164,9 @@ pub fn run(cfg: &CompareConfig) -> Result<(Reference, Vec<Row>), String> {
         let mut c = with_sampler(base, SamplerKind::Mala, &out, StepSpec::Const(mala_eps));
         c.out = out.join("reference-mala");
         mala_cfg(&mut c);
-        c.steps *= 4;
-        c.burn_in = BurnIn::Steps(c.steps / 5);
+        let steps = 4 * cfg.mala_steps;
+        c.steps = Some(steps);
+        c.burn_in = BurnIn::Steps(steps / 5);
         std::fs::create_dir_all(&c.out).map_err(|e| e.to_string())?;
         let (s, fail) = sample::run_quiet(&c)?;
         if let Some(f) = fail {
@@ -178,7 +176,7 @@ pub fn run(cfg: &CompareConfig) -> Result<(Reference, Vec<Row>), String> {
             source: format!(
                 "MALA, {} chains x {} steps, step {mala_eps:.3e}, acceptance {:.2}, min ESS {:.0}",
                 c.chains,
-                c.steps,
+                steps,
                 s.acceptance.unwrap_or(f64::NAN),
                 min_ess(&s)
             ),
@@ -331,7 +329,7 @@ fn write_outputs(
         base.model,
         base.train.display(),
         base.batch,
-        base.steps,
+        base.steps.unwrap_or(sample::DEFAULT_STEPS),
         base.chains,
         base.seed,
         if base.cv {

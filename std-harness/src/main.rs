@@ -16,7 +16,7 @@ use sgld_harness::experiments;
 use sgld_harness::sample::{
     self, ModelKind, SampleConfig, SamplerKind, SamplerSettings, Weighting,
 };
-use sgld_harness::spec::{BurnIn, PriorSpec, StepSpec};
+use sgld_harness::spec::{BurnIn, InitSpec, PriorSpec, StepChoice, Thin};
 
 /// Stochastic gradient Langevin dynamics (Welling & Teh 2011): sample models, reproduce
 /// the papers' experiments, manage data sets.
@@ -90,36 +90,57 @@ struct SampleArgs {
     /// laplace:SCALE | gaussian:VAR | nig:V,PHI,PSI (default: laplace:1 for logistic, nig:100,1,1 for linreg).
     #[arg(long)]
     prior: Option<PriorSpec>,
-    /// No constant bias feature (logistic).
+    /// No constant bias (intercept) feature: logistic and linreg add a `bias` parameter
+    /// by default.
     #[arg(long)]
     no_bias: bool,
     /// Mini-batch size n.
     #[arg(long, default_value_t = 10)]
     batch: usize,
-    /// SGLD steps per chain.
-    #[arg(long, default_value_t = 10_000)]
-    steps: u64,
-    /// range:START,END[,GAMMA] | poly:A,B,GAMMA | const:EPS | cyclical:EPS0,CYCLES (default: range:1/N,0.01/N,0.55).
+    /// Steps per chain: after warm-up with --step-size auto (default: until
+    /// --target-ess), in all with a given schedule (default: 10000).
     #[arg(long)]
-    step_size: Option<StepSpec>,
-    /// auto (sampling threshold, eq. 10) or a number of steps.
+    steps: Option<u64>,
+    /// auto (warm-up finds the mode, a Laplace preconditioner and the step at which
+    /// alpha of eq. 10 is --alpha) or range:START,END[,GAMMA] | poly:A,B,GAMMA |
+    /// const:EPS | cyclical:EPS0,CYCLES, used as given.
+    #[arg(long, default_value = "auto")]
+    step_size: StepChoice,
+    /// auto (adapted: until chains from dispersed starts agree, split R̂ <= 1.01; a given
+    /// schedule: where eq. 10's threshold falls below --alpha) or a number of steps.
     #[arg(long, default_value = "auto")]
     burn_in: BurnIn,
-    /// The sampling-threshold target of --burn-in auto.
+    /// The sampling-threshold target (eq. 10).
     #[arg(long, default_value_t = 0.1)]
     alpha: f64,
-    /// Keep every K-th step.
-    #[arg(long, default_value_t = 1)]
-    thin: u64,
+    /// Keep every K-th step (auto: about eight draws per autocorrelation time when
+    /// adapted, every step of a given schedule).
+    #[arg(long, default_value = "auto")]
+    thin: Thin,
     /// Independent chains, run in parallel.
     #[arg(long, default_value_t = 4)]
     chains: usize,
     /// Seed; each chain gets its own stream from it.
     #[arg(long, default_value_t = 2011)]
     seed: u64,
-    /// step (eq. 11) or uniform weighting of the summary.
-    #[arg(long, value_enum, default_value_t = Weighting::Step)]
+    /// auto (uniform for a constant step, eq. 11 for a changing one), step or uniform.
+    #[arg(long, value_enum, default_value_t = Weighting::Auto)]
     weighting: Weighting,
+    /// Sample until every parameter has bulk and tail ESS >= N and R̂ <= 1.01 (adapted
+    /// runs without --steps).
+    #[arg(long, default_value_t = 400.0)]
+    target_ess: f64,
+    /// The most steps per chain, warm-up included.
+    #[arg(long, default_value_t = 2_000_000)]
+    max_steps: u64,
+    /// The chains' start: V1,V2,... (one value per parameter, every chain) or a CSV whose
+    /// header names the parameters, one row per chain (default: the mode plus a draw
+    /// from the Laplace approximation widened twice, per chain).
+    #[arg(long)]
+    init: Option<InitSpec>,
+    /// Exit non-zero when any warning fires.
+    #[arg(long)]
+    strict: bool,
     /// Output directory.
     #[arg(long)]
     out: PathBuf,
@@ -226,6 +247,11 @@ fn config(a: SampleArgs, sampler: SamplerKind) -> SampleConfig {
         chains: a.chains,
         seed: a.seed,
         weighting: a.weighting,
+        target_ess: a.target_ess,
+        max_steps: a.max_steps,
+        init: a.init,
+        strict: a.strict,
+        command_line: std::env::args().collect(),
         out: a.out,
         clip: a.clip,
         sampler,
@@ -246,11 +272,18 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     match cli.command {
         Command::Sample(SampleCmd { args, sampler }) => {
             let cfg = config(args, sampler);
-            let (_, failure) = sample::run(&cfg)?;
+            let (summary, failure) = sample::run(&cfg)?;
             if let Some(f) = failure {
                 eprintln!(
                     "error: {f}; the draws before it are in {}",
                     cfg.out.display()
+                );
+                return Ok(ExitCode::FAILURE);
+            }
+            if cfg.strict && !summary.warnings.is_empty() {
+                eprintln!(
+                    "error: --strict: {} warning(s); see above or summary.json",
+                    summary.warnings.len()
                 );
                 return Ok(ExitCode::FAILURE);
             }

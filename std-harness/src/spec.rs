@@ -247,6 +247,82 @@ impl FromStr for BurnIn {
     }
 }
 
+/// `--step-size auto | SPEC`: `auto` adapts the step in warm-up (eq. 10); a spec is used
+/// exactly as given.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum StepChoice {
+    /// Warm-up finds the mode, a preconditioner and the step that puts α at `--alpha`.
+    Auto,
+    /// The user's schedule.
+    Given(StepSpec),
+}
+
+impl FromStr for StepChoice {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s == "auto" {
+            Ok(StepChoice::Auto)
+        } else {
+            s.parse().map(StepChoice::Given)
+        }
+    }
+}
+
+/// `--thin auto | K`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Thin {
+    /// Every step of a user's schedule; about eight draws per autocorrelation time of
+    /// an adapted run.
+    Auto,
+    /// Keep every K-th step.
+    Every(u64),
+}
+
+impl FromStr for Thin {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s == "auto" {
+            return Ok(Thin::Auto);
+        }
+        match s.parse::<u64>() {
+            Ok(k) if k >= 1 => Ok(Thin::Every(k)),
+            _ => Err(format!("thin {s:?} must be auto or a whole number >= 1")),
+        }
+    }
+}
+
+/// `--init V1,V2,… | PATH`: the chains' start, as numbers (one per parameter, every
+/// chain) or a CSV file whose header names the parameters and whose rows are the
+/// chains' starts (one row: every chain).
+#[derive(Debug, Clone, PartialEq)]
+pub enum InitSpec {
+    /// One start for every chain.
+    Values(Vec<f64>),
+    /// A CSV file of starts.
+    File(std::path::PathBuf),
+}
+
+impl FromStr for InitSpec {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+        if let Ok(v) = parts
+            .iter()
+            .map(|p| p.parse::<f64>())
+            .collect::<Result<Vec<_>, _>>()
+        {
+            if let Some(bad) = v.iter().find(|x| !x.is_finite()) {
+                return Err(format!("init value {bad} is not finite"));
+            }
+            return Ok(InitSpec::Values(v));
+        }
+        if s.is_empty() {
+            return Err("init needs numbers V1,V2,… or a CSV file".into());
+        }
+        Ok(InitSpec::File(s.into()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -325,5 +401,28 @@ mod tests {
             assert!(bad.parse::<StepSpec>().is_err(), "{bad}");
         }
         assert!("-3".parse::<BurnIn>().is_err());
+        assert!("0".parse::<Thin>().is_err());
+        assert!("x".parse::<Thin>().is_err());
+        assert!("const:0".parse::<StepChoice>().is_err());
+        assert!("1,nan".parse::<InitSpec>().is_err());
+    }
+
+    #[test]
+    fn parses_auto_and_init_forms() {
+        assert_eq!("auto".parse::<StepChoice>(), Ok(StepChoice::Auto));
+        assert_eq!(
+            "const:0.1".parse::<StepChoice>(),
+            Ok(StepChoice::Given(StepSpec::Const(0.1)))
+        );
+        assert_eq!("auto".parse::<Thin>(), Ok(Thin::Auto));
+        assert_eq!("5".parse::<Thin>(), Ok(Thin::Every(5)));
+        assert_eq!(
+            "1, -2.5,0".parse::<InitSpec>(),
+            Ok(InitSpec::Values(vec![1.0, -2.5, 0.0]))
+        );
+        assert_eq!(
+            "starts.csv".parse::<InitSpec>(),
+            Ok(InitSpec::File("starts.csv".into()))
+        );
     }
 }

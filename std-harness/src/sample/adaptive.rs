@@ -1,0 +1,270 @@
+//! `--step-size auto`: preconditioned SGLD (the Laplace covariance as metric, control
+//! variates where they pay) at the step that puts α at `--alpha`; warm-up until chains
+//! from dispersed starts agree, then sampling in blocks until every parameter reaches
+//! the target ESS with R̂ ≤ 1.01.
+
+use std::time::Instant;
+
+use rand_core::SeedableRng;
+use sgld::gradient::{ControlVariate, MiniBatch};
+use sgld::noise::{DefaultRng, fill_normal};
+use sgld::sampler::PrecondSgld;
+use sgld::schedule::Constant;
+
+use super::chains::{Chain, SharedEstimator, Stretch, advance_all, chain_seed};
+use super::config::SampleConfig;
+use super::diagnose::{self, RHAT_MAX};
+use super::problem::ModelSync;
+use super::warmup::{self, Laplace, WarmupSummary};
+use super::{Bars, Sampled};
+use crate::spec::{BurnIn, Thin};
+
+/// The step is set for α at this fraction of `--alpha`, so that α at any one state stays
+/// below it.
+pub const ALPHA_MARGIN: f64 = 0.5;
+
+/// Runs the adapted warm-up and sampling.
+pub fn run(
+    cfg: &SampleConfig,
+    model: &dyn ModelSync,
+    lap: &Laplace,
+    starts: &[Vec<f32>],
+    bars: &Bars,
+) -> Result<Sampled, String> {
+    let d = model.dim();
+    let n = model.len();
+    let metric = &lap.metric;
+    let mode = &lap.mode.theta;
+    let mut rng = DefaultRng::seed_from_u64(chain_seed(cfg.seed, u64::MAX - 3));
+    let rows = warmup::noise_rows(model, &mut rng);
+    // The noise of both estimators at four draws from the Laplace approximation.
+    let probes: Vec<Vec<f32>> = (0..4)
+        .map(|_| {
+            let mut z = vec![0.0f32; d];
+            fill_normal(&mut rng, &mut z);
+            let z: Vec<f64> = z.iter().map(|&v| v as f64).collect();
+            let dz = metric.sqrt_times(&z);
+            mode.iter()
+                .zip(&dz)
+                .map(|(&m, &v)| (m as f64 + v) as f32)
+                .collect()
+        })
+        .collect();
+    // α varies from point to point: the mean over the points, with the step set for
+    // half the target.
+    let lambda_of = |points: &[Vec<f32>], centre: Option<&[f32]>| -> Result<f64, String> {
+        let mut sum = 0.0f64;
+        for p in points {
+            sum += warmup::noise_lambda(model, metric, p, centre, &rows)?;
+        }
+        Ok(sum / points.len().max(1) as f64)
+    };
+    let step = |lambda: f64| {
+        warmup::step_for(
+            lambda,
+            ALPHA_MARGIN * cfg.alpha,
+            cfg.batch,
+            n,
+            cfg.temperature,
+        )
+    };
+    let lam_plain = lambda_of(&probes, None)?;
+    let lam_cv = lambda_of(&probes, Some(mode))?;
+    // Control variates cost two gradients a step: they pay when they allow a step more
+    // than twice as large.
+    let cv = cfg.cv || 2.0 / step(lam_cv) < 1.0 / step(lam_plain);
+    let centre = cv.then_some(mode.as_slice());
+    let mut eps = step(if cv { lam_cv } else { lam_plain });
+
+    let mut cv_buf = vec![0.0f32; ControlVariate::<()>::buffer_len(d)];
+    let mini = MiniBatch::new(model);
+    let cv_est;
+    let est: &SharedEstimator<'_> = if cv {
+        cv_est = ControlVariate::new(model, mode, &mut cv_buf)
+            .map_err(|e| format!("control variates: {e}"))?;
+        &cv_est
+    } else {
+        &mini
+    };
+    let bad = |what: &'static str| move |e: sgld::Error| format!("{what}: {e}");
+    let mut sampler = PrecondSgld::new(metric.metric(), d)
+        .map_err(bad("the Laplace preconditioner"))?
+        .with_temperature(cfg.temperature)
+        .map_err(bad("--temperature"))?;
+    if let Some(c) = cfg.clip {
+        sampler = sampler.with_clip(c).map_err(bad("--clip"))?;
+    }
+    let thin_for = |eps: f64| match cfg.thin {
+        Thin::Every(k) => k,
+        // About eight draws per autocorrelation time (≈ 4/ε steps in the whitened
+        // coordinates).
+        Thin::Auto => ((0.5 / eps).round() as u64).max(1),
+    };
+    let mut chains: Vec<Chain> = starts
+        .iter()
+        .enumerate()
+        .map(|(c, s)| Chain::new(s.clone(), chain_seed(cfg.seed, c as u64)))
+        .collect();
+    let started = Instant::now();
+    let run_stretch =
+        |chains: &mut [Chain], eps: f64, steps: u64, thin: u64| -> Result<(), String> {
+            let schedule =
+                Constant::new(eps as f32).map_err(|e| format!("step size {eps:e}: {e}"))?;
+            let stretch = Stretch {
+                schedule: &schedule,
+                steps,
+                total: steps,
+                batch: cfg.batch,
+                burn_in: BurnIn::Steps(0),
+                alpha: cfg.alpha,
+                thin,
+                count_moves: false,
+            };
+            bars.extend(steps);
+            advance_all(chains, model, est, &sampler, &stretch, &bars.bars);
+            Ok(())
+        };
+    let end_lambda = |chains: &[Chain]| -> Result<f64, String> {
+        let points: Vec<Vec<f32>> = chains
+            .iter()
+            .filter(|c| c.failure.is_none())
+            .map(|c| c.theta.clone())
+            .collect();
+        lambda_of(&points, centre)
+    };
+    let failed = |chains: &[Chain]| chains.iter().any(|c| c.failure.is_some());
+
+    // Warm-up.
+    let warm_max = cfg.max_steps / 2;
+    let mut warm = 0u64;
+    let (mut converged, mut rhat, mut rate) = (false, f64::NAN, None);
+    match cfg.burn_in {
+        BurnIn::Steps(b) => {
+            if b > 0 {
+                run_stretch(&mut chains, eps, b, thin_for(eps))?;
+                warm = b;
+            }
+        }
+        BurnIn::Auto => loop {
+            let len = if warm == 0 {
+                (50.0 / eps).ceil() as u64
+            } else {
+                warm / 2
+            }
+            .clamp(1, warm_max.saturating_sub(warm).max(1));
+            run_stretch(&mut chains, eps, len, thin_for(eps))?;
+            warm += len;
+            if failed(&chains) {
+                break;
+            }
+            let half = chains.iter().map(Chain::kept).min().unwrap_or(0) / 2;
+            if let Some(s) = diagnose::scan(&chains, d, half) {
+                rhat = s.max_rhat;
+                rate = Some(s.min_bulk.min(s.min_tail) / (warm / 2).max(1) as f64);
+                if s.max_rhat <= RHAT_MAX {
+                    converged = true;
+                }
+            }
+            // The chains' states are now draws of the posterior (or nearer to it than
+            // the probes were): set the step from the noise there.
+            eps = step(end_lambda(&chains)?);
+            if converged || warm >= warm_max {
+                break;
+            }
+        },
+    }
+    let mut notes = Vec::new();
+    let mut warnings = Vec::new();
+    if matches!(cfg.burn_in, BurnIn::Auto) && !converged && !failed(&chains) {
+        warnings.push(format!(
+            "warm-up ended at --max-steps/2 = {warm} steps without the chains agreeing (split R̂ {rhat:.3} over its second half): the draws may still remember their starts"
+        ));
+    }
+    for c in chains.iter_mut() {
+        c.take_draws();
+    }
+
+    // Sampling.
+    let thin = thin_for(eps);
+    let budget = cfg.max_steps.saturating_sub(warm).max(1);
+    let mut sampled = 0u64;
+    if !failed(&chains) {
+        match cfg.steps {
+            Some(s) => {
+                run_stretch(&mut chains, eps, s, thin)?;
+                sampled = s;
+            }
+            None => {
+                let target = cfg.target_ess;
+                let mut next = match rate {
+                    Some(r) if r > 0.0 && r.is_finite() => (1.3 * target / r).ceil() as u64,
+                    _ => (400.0 / eps).ceil() as u64,
+                }
+                .max((20.0 / eps).ceil() as u64);
+                loop {
+                    let len = next.min(budget - sampled).max(1);
+                    run_stretch(&mut chains, eps, len, thin)?;
+                    sampled += len;
+                    if failed(&chains) || sampled >= budget {
+                        break;
+                    }
+                    let Some(s) = diagnose::scan(&chains, d, usize::MAX) else {
+                        next = sampled;
+                        continue;
+                    };
+                    if s.meets(target) {
+                        break;
+                    }
+                    let ess = s.min_bulk.min(s.min_tail);
+                    let grow = if ess.is_finite() && ess > 0.0 && ess < target {
+                        1.3 * target / ess - 1.0
+                    } else {
+                        0.5
+                    };
+                    next = ((sampled as f64 * grow.max(0.25)).ceil() as u64).max(1);
+                }
+                if sampled >= budget {
+                    notes.push(format!(
+                        "sampling stopped at --max-steps ({} steps per chain)",
+                        cfg.max_steps
+                    ));
+                }
+            }
+        }
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let alpha = if failed(&chains) {
+        f64::NAN
+    } else {
+        warmup::alpha_at(eps, end_lambda(&chains)?, cfg.batch, n, cfg.temperature)
+    };
+    Ok(Sampled {
+        chains,
+        burn_in: warm,
+        total_steps: warm + sampled,
+        warmup: WarmupSummary {
+            adapted: true,
+            sampler: "precond".into(),
+            preconditioner: metric.kind().into(),
+            cv,
+            step_size: eps,
+            alpha,
+            mode_iterations: lap.mode.iterations,
+            mode_log_posterior: lap.mode.log_post,
+            steps: warm,
+            converged,
+            rhat,
+        },
+        thin,
+        step_label: "auto".into(),
+        grad_evals_per_step: (if cv { 2 } else { 1 } * cfg.batch) as f64,
+        seconds,
+        constant_step: true,
+        notes,
+        warnings,
+        alpha: Some(alpha),
+        // In the whitened coordinates the posterior's curvature is about 1.
+        stability: Some((eps, 1.0)),
+        acceptance: None,
+    })
+}

@@ -1,0 +1,263 @@
+//! Stage 4, the chains: each with its own start and generator stream, advanced in
+//! parallel a stretch of steps at a time, keeping thinned draws.
+
+use indicatif::ProgressBar;
+use rand_core::SeedableRng;
+use rayon::prelude::*;
+use sgld::estimate::{sampling_threshold, scores_into, threshold_scratch_len};
+use sgld::gradient::{GradientEstimator, sample_batch};
+use sgld::noise::DefaultRng;
+use sgld::sampler::{ChainState, Sampler};
+use sgld::schedule::Schedule;
+
+use super::problem::ModelSync;
+use crate::spec::BurnIn;
+
+/// The gradient estimator the chains share.
+pub type SharedEstimator<'a> = dyn GradientEstimator + Sync + 'a;
+
+/// Mixes a seed and a chain number into an independent generator seed (SplitMix64).
+pub fn chain_seed(seed: u64, chain: u64) -> u64 {
+    let mut z = seed
+        ^ chain
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .wrapping_add(0x632B_E59B_D9B4_E019);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// One chain: where it is, its generator, and what it kept.
+#[derive(Debug, Clone)]
+pub struct Chain {
+    /// The current state.
+    pub theta: Vec<f32>,
+    rng: DefaultRng,
+    /// Steps taken so far.
+    pub steps_run: u64,
+    /// Kept draws, `d` floats each, with their step (1-based) and step size.
+    pub draws: Vec<f32>,
+    /// The step of each kept draw.
+    pub steps: Vec<u64>,
+    /// The step size of each kept draw.
+    pub eps: Vec<f32>,
+    /// Where the sampling threshold first fell below α (`--burn-in auto` with a given
+    /// schedule).
+    pub crossed: Option<u64>,
+    /// Smallest α seen and the `λ_max` there.
+    pub min_alpha: f64,
+    /// `λ_max` at the smallest α.
+    pub lambda_at_min: f64,
+    /// A step that went non-finite: (step, why).
+    pub failure: Option<(u64, String)>,
+    /// Steps after which θ had changed (MALA's acceptances).
+    pub moves: u64,
+}
+
+impl Chain {
+    /// A chain at `start` with generator stream `seed`.
+    pub fn new(start: Vec<f32>, seed: u64) -> Self {
+        Self {
+            theta: start,
+            rng: DefaultRng::seed_from_u64(seed),
+            steps_run: 0,
+            draws: vec![],
+            steps: vec![],
+            eps: vec![],
+            crossed: None,
+            min_alpha: f64::INFINITY,
+            lambda_at_min: f64::NAN,
+            failure: None,
+            moves: 0,
+        }
+    }
+
+    /// Takes the kept draws out (warm-up draws, once checked).
+    pub fn take_draws(&mut self) -> (Vec<f32>, Vec<u64>, Vec<f32>) {
+        (
+            std::mem::take(&mut self.draws),
+            std::mem::take(&mut self.steps),
+            std::mem::take(&mut self.eps),
+        )
+    }
+
+    /// The number of kept draws.
+    pub fn kept(&self) -> usize {
+        self.steps.len()
+    }
+}
+
+/// A stretch of steps for every chain.
+pub struct Stretch<'a, S> {
+    /// Step sizes by global step index.
+    pub schedule: &'a S,
+    /// Steps to run now.
+    pub steps: u64,
+    /// The chain's total planned length (for `--burn-in auto`'s fallback to half).
+    pub total: u64,
+    /// Mini-batch size.
+    pub batch: usize,
+    /// Which steps to keep: after a fixed number, or from the threshold's crossing.
+    pub burn_in: BurnIn,
+    /// The α target of `--burn-in auto`.
+    pub alpha: f64,
+    /// Keep every `thin`-th step.
+    pub thin: u64,
+    /// Count the steps that moved θ (MALA's acceptance rate).
+    pub count_moves: bool,
+}
+
+/// Runs `stretch` on every chain in parallel (each chain's numbers depend on its own
+/// stream only).
+pub fn advance_all<S: Schedule + Sync, A: Sampler + Sync>(
+    chains: &mut [Chain],
+    model: &dyn ModelSync,
+    est: &SharedEstimator<'_>,
+    sampler: &A,
+    stretch: &Stretch<'_, S>,
+    bars: &[ProgressBar],
+) {
+    chains.par_iter_mut().enumerate().for_each(|(c, ch)| {
+        let hidden = ProgressBar::hidden();
+        advance(
+            ch,
+            model,
+            est,
+            sampler,
+            stretch,
+            bars.get(c).unwrap_or(&hidden),
+        );
+    });
+}
+
+/// Advances one chain by `stretch.steps` steps.
+pub fn advance<S: Schedule, A: Sampler>(
+    ch: &mut Chain,
+    model: &dyn ModelSync,
+    est: &SharedEstimator<'_>,
+    sampler: &A,
+    stretch: &Stretch<'_, S>,
+    bar: &ProgressBar,
+) {
+    if ch.failure.is_some() {
+        return;
+    }
+    let mut scratch = vec![0.0f32; sampler.scratch_floats(model.dim())];
+    let mut theta = std::mem::take(&mut ch.theta);
+    match sampler.start(&mut theta, &mut scratch) {
+        Ok(mut state) => steps(ch, &mut state, model, est, sampler, stretch, bar),
+        Err(e) => ch.failure = Some((ch.steps_run, format!("cannot start the chain: {e}"))),
+    }
+    ch.theta = theta;
+}
+
+fn steps<S: Schedule, A: Sampler>(
+    ch: &mut Chain,
+    state: &mut A::State<'_>,
+    model: &dyn ModelSync,
+    est: &SharedEstimator<'_>,
+    sampler: &A,
+    stretch: &Stretch<'_, S>,
+    bar: &ProgressBar,
+) {
+    let d = model.dim();
+    let n_data = model.len();
+    let mut prev = if stretch.count_moves {
+        state.theta().to_vec()
+    } else {
+        vec![]
+    };
+    let mut batch = vec![0usize; stretch.batch];
+    // Threshold checks (`--burn-in auto` with a schedule) on an auxiliary batch.
+    let m = stretch.batch.max(10).min(n_data.max(2));
+    let auto = matches!(stretch.burn_in, BurnIn::Auto);
+    let (mut aux, mut scores, mut tscratch) = if auto {
+        (
+            vec![0usize; m],
+            vec![0.0f32; m * d],
+            vec![0.0f64; threshold_scratch_len(m, d)],
+        )
+    } else {
+        (vec![], vec![], vec![])
+    };
+    let check_every = (stretch.total / 400).max(1);
+    let tick = (stretch.steps / 100).max(1);
+    let rng = &mut ch.rng;
+    for k in 0..stretch.steps {
+        let t = ch.steps_run;
+        let eps = stretch.schedule.step_size(t);
+        if sample_batch(rng, n_data, &mut batch).is_err() {
+            ch.failure = Some((t + 1, "empty data set".into()));
+            break;
+        }
+        match sampler.advance(state, est, &batch, eps, rng) {
+            Ok(info) if info.non_finite => {
+                let why = if !info.grad_norm.is_finite() {
+                    format!(
+                        "the gradient is not finite (exploding gradient; norm {}) — lower the step size or check the data scale",
+                        info.grad_norm
+                    )
+                } else {
+                    format!(
+                        "the update overflowed (step size {eps:e} too large for gradient norm {:e})",
+                        info.grad_norm
+                    )
+                };
+                ch.failure = Some((t + 1, why));
+                break;
+            }
+            Ok(_) => {}
+            Err(e) => {
+                ch.failure = Some((t + 1, e.to_string()));
+                break;
+            }
+        }
+        ch.steps_run += 1;
+        let step = ch.steps_run;
+        if stretch.count_moves && prev != state.theta() {
+            ch.moves += 1;
+            prev.copy_from_slice(state.theta());
+        }
+        let storing = match stretch.burn_in {
+            BurnIn::Steps(b) => step > b,
+            BurnIn::Auto => {
+                if ch.crossed.is_none() && (t % check_every == 0 || step == stretch.total) {
+                    let ok = sample_batch(rng, n_data, &mut aux).is_ok()
+                        && scores_into(model, state.theta(), &aux, &mut scores).is_ok();
+                    if ok
+                        && let Ok(th) = sampling_threshold(
+                            &scores,
+                            m,
+                            d,
+                            eps as f64,
+                            n_data.max(m),
+                            None,
+                            &mut tscratch,
+                        )
+                    {
+                        // eq. 10 with the run's batch size n: α = ε N²/(4n) λ_max
+                        let alpha = eps as f64 * (n_data as f64).powi(2)
+                            / (4.0 * stretch.batch as f64)
+                            * th.lambda_max;
+                        if alpha < ch.min_alpha {
+                            ch.min_alpha = alpha;
+                            ch.lambda_at_min = th.lambda_max;
+                        }
+                        if alpha < stretch.alpha {
+                            ch.crossed = Some(step);
+                        }
+                    }
+                }
+                ch.crossed.is_some() || step > stretch.total / 2
+            }
+        };
+        if storing && step % stretch.thin == 0 {
+            ch.draws.extend_from_slice(state.theta());
+            ch.steps.push(step);
+            ch.eps.push(eps);
+        }
+        if (k + 1) % tick == 0 {
+            bar.inc(tick);
+        }
+    }
+}

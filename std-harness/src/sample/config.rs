@@ -1,0 +1,281 @@
+//! Stage 1, configuration: what `sgld sample` was asked to do, checked before any data
+//! is read.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::data::Format;
+use crate::spec::{BurnIn, InitSpec, PriorSpec, StepChoice, StepSpec, Thin};
+
+/// The model to sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ModelKind {
+    /// Logistic regression `p(y|x,β) = σ(y βᵀx)` (§5.2).
+    Logistic,
+    /// Bayesian linear regression with the Normal–inverse-gamma prior, in `(β, log σ²)`.
+    Linreg,
+    /// The tied-means mixture of §5.1 on one-column data.
+    Gmm,
+}
+
+impl ModelKind {
+    /// The command-line name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ModelKind::Logistic => "logistic",
+            ModelKind::Linreg => "linreg",
+            ModelKind::Gmm => "gmm",
+        }
+    }
+}
+
+/// The sampler (`sgld sample --sampler`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SamplerKind {
+    /// SGLD, eq. 4.
+    Sgld,
+    /// SGLD preconditioned by the covariance of a pilot SGLD run (eq. 9).
+    Precond,
+    /// pSGLD: RMSprop preconditioner (Li et al. 2016).
+    Psgld,
+    /// SGHMC with friction (Chen et al. 2014).
+    Sghmc,
+    /// SGHD: leapfrog with the pilot covariance as mass (Lasri & Chaoui).
+    Sghd,
+    /// SGNHT: thermostat (Ding et al. 2014).
+    Sgnht,
+    /// MALA on the full data (exact, slow: the reference), with metric the inverse of
+    /// the empirical Fisher plus the identity at an SGD estimate of the mode, where it
+    /// starts (default step `1.5·d^{-1/3}`).
+    Mala,
+}
+
+impl SamplerKind {
+    /// Every sampler, in the order of the docs.
+    pub const ALL: [SamplerKind; 7] = [
+        SamplerKind::Sgld,
+        SamplerKind::Precond,
+        SamplerKind::Psgld,
+        SamplerKind::Sghmc,
+        SamplerKind::Sghd,
+        SamplerKind::Sgnht,
+        SamplerKind::Mala,
+    ];
+
+    /// The command-line name.
+    pub fn name(self) -> &'static str {
+        match self {
+            SamplerKind::Sgld => "sgld",
+            SamplerKind::Precond => "precond",
+            SamplerKind::Psgld => "psgld",
+            SamplerKind::Sghmc => "sghmc",
+            SamplerKind::Sghd => "sghd",
+            SamplerKind::Sgnht => "sgnht",
+            SamplerKind::Mala => "mala",
+        }
+    }
+
+    /// Whether `--step-size auto` runs the adaptive warm-up for this sampler (SGLD and
+    /// preconditioned SGLD; the others keep their own default schedules).
+    pub fn adapts(self) -> bool {
+        matches!(self, SamplerKind::Sgld | SamplerKind::Precond)
+    }
+}
+
+/// The samplers' own settings (`sgld sample --friction` etc.).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SamplerSettings {
+    /// SGHMC friction per step.
+    pub friction: f32,
+    /// SGHD leapfrog steps.
+    pub leapfrog: u32,
+    /// SGNHT diffusion per step.
+    pub diffusion: f32,
+    /// pSGLD decay α.
+    pub decay: f32,
+    /// pSGLD diagonal bias λ.
+    pub lambda: f32,
+}
+
+impl Default for SamplerSettings {
+    fn default() -> Self {
+        Self {
+            friction: 0.1,
+            leapfrog: 5,
+            diffusion: 0.05,
+            decay: 0.99,
+            lambda: 1e-5,
+        }
+    }
+}
+
+/// Whether `--cv` applies to `sampler`: MALA uses the full data whatever the estimator,
+/// so control variates (and an SGD run at its step) never apply to it.
+pub fn cv_applies(sampler: SamplerKind, cv: bool) -> bool {
+    cv && sampler != SamplerKind::Mala
+}
+
+/// How the summary weights the draws.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Weighting {
+    /// Uniform for a constant step, by step size (eq. 11) for a changing one.
+    Auto,
+    /// By step size, eq. 11.
+    Step,
+    /// Equally.
+    Uniform,
+}
+
+/// Everything `sgld sample` needs.
+#[derive(Debug, Clone)]
+pub struct SampleConfig {
+    /// The model.
+    pub model: ModelKind,
+    /// Training data.
+    pub train: PathBuf,
+    /// Test data.
+    pub test: Option<PathBuf>,
+    /// File format (default by extension).
+    pub format: Option<Format>,
+    /// CSV response column.
+    pub target: Option<String>,
+    /// Prior (default per model).
+    pub prior: Option<PriorSpec>,
+    /// No bias (intercept) feature (logistic and linreg).
+    pub no_bias: bool,
+    /// Mini-batch size.
+    pub batch: usize,
+    /// Steps per chain after warm-up; `None`: until `target_ess` (adapted runs) or
+    /// 10,000 (a given schedule).
+    pub steps: Option<u64>,
+    /// Step sizes: adapted or as given.
+    pub step_size: StepChoice,
+    /// Burn-in (warm-up) length: adaptive or fixed.
+    pub burn_in: BurnIn,
+    /// Sampling-threshold target (eq. 10).
+    pub alpha: f64,
+    /// Keep every `thin`-th step.
+    pub thin: Thin,
+    /// Number of chains.
+    pub chains: usize,
+    /// Seed.
+    pub seed: u64,
+    /// Weighting of the summary.
+    pub weighting: Weighting,
+    /// Output directory.
+    pub out: PathBuf,
+    /// Gradient clipping by norm.
+    pub clip: Option<f32>,
+    /// The sampler.
+    pub sampler: SamplerKind,
+    /// Control-variate gradients around an SGD-found centre (SGLD-CV).
+    pub cv: bool,
+    /// Temperature τ (noise `N(0, ετ)`).
+    pub temperature: f32,
+    /// The samplers' own settings.
+    pub settings: SamplerSettings,
+    /// Bulk and tail ESS every parameter must reach (adapted runs without `--steps`).
+    pub target_ess: f64,
+    /// The most steps per chain, warm-up included.
+    pub max_steps: u64,
+    /// The chains' start (default: dispersed around the mode).
+    pub init: Option<InitSpec>,
+    /// Exit non-zero when any warning fires.
+    pub strict: bool,
+    /// The command line, recorded in summary.json.
+    pub command_line: Vec<String>,
+    /// Show progress bars (when stderr is a terminal).
+    pub progress: bool,
+}
+
+impl SampleConfig {
+    /// A configuration with every default of `sgld sample`.
+    pub fn new(model: ModelKind, train: PathBuf, out: PathBuf) -> Self {
+        Self {
+            model,
+            train,
+            test: None,
+            format: None,
+            target: None,
+            prior: None,
+            no_bias: false,
+            batch: 10,
+            steps: None,
+            step_size: StepChoice::Auto,
+            burn_in: BurnIn::Auto,
+            alpha: 0.1,
+            thin: Thin::Auto,
+            chains: 4,
+            seed: 2011,
+            weighting: Weighting::Auto,
+            out,
+            clip: None,
+            sampler: SamplerKind::Sgld,
+            cv: false,
+            temperature: 1.0,
+            settings: SamplerSettings::default(),
+            target_ess: 400.0,
+            max_steps: 2_000_000,
+            init: None,
+            strict: false,
+            command_line: Vec::new(),
+            progress: false,
+        }
+    }
+
+    /// Whether this run adapts its step in warm-up.
+    pub fn adaptive(&self) -> bool {
+        self.step_size == StepChoice::Auto && self.sampler.adapts()
+    }
+
+    /// The user's schedule, if one was given.
+    pub fn given_step(&self) -> Option<StepSpec> {
+        match self.step_size {
+            StepChoice::Given(s) => Some(s),
+            StepChoice::Auto => None,
+        }
+    }
+}
+
+/// Checks the numbers of a configuration.
+pub fn validate(cfg: &SampleConfig) -> Result<(), String> {
+    if cfg.batch == 0 {
+        return Err("--batch must be at least 1".into());
+    }
+    if cfg.steps == Some(0) {
+        return Err("--steps must be at least 1".into());
+    }
+    if cfg.thin == Thin::Every(0) {
+        return Err("--thin must be at least 1".into());
+    }
+    if cfg.chains == 0 {
+        return Err("--chains must be at least 1".into());
+    }
+    if !(cfg.alpha.is_finite() && cfg.alpha > 0.0) {
+        return Err(format!("--alpha must be finite and > 0, got {}", cfg.alpha));
+    }
+    if !(cfg.target_ess.is_finite() && cfg.target_ess >= 1.0) {
+        return Err(format!(
+            "--target-ess must be finite and >= 1, got {}",
+            cfg.target_ess
+        ));
+    }
+    if cfg.max_steps == 0 {
+        return Err("--max-steps must be at least 1".into());
+    }
+    if !cfg.adaptive()
+        && let BurnIn::Steps(b) = cfg.burn_in
+    {
+        let steps = cfg.steps.unwrap_or(crate::sample::DEFAULT_STEPS);
+        if b >= steps {
+            return Err(format!(
+                "--burn-in {b} leaves no draws of a {steps}-step run (--steps counts the burn-in)"
+            ));
+        }
+    }
+    Ok(())
+}

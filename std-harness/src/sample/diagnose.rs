@@ -1,0 +1,257 @@
+//! Stage 5, diagnostics: per-parameter summaries (weighted moments, quantiles, bulk and
+//! tail ESS, rank-normalised split R̂) and the checklist of warnings a run prints and
+//! records, as CmdStan's `diagnose` does.
+
+use rayon::prelude::*;
+use sgld::estimate::WeightedMoments;
+
+use super::chains::Chain;
+use super::output::ParamSummary;
+use crate::diagnostics;
+
+/// R̂ above this is a warning (Vehtari et al. 2021).
+pub const RHAT_MAX: f64 = 1.01;
+
+/// The draws of every chain for parameter `j`, the last `len` of each.
+fn chain_values(chains: &[Chain], d: usize, j: usize, len: usize) -> Vec<Vec<f64>> {
+    chains
+        .iter()
+        .map(|c| {
+            let k = c.kept();
+            (k - len.min(k)..k)
+                .map(|i| c.draws[i * d + j] as f64)
+                .collect()
+        })
+        .collect()
+}
+
+/// The worst diagnostics over every parameter.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Scan {
+    /// Smallest bulk ESS.
+    pub min_bulk: f64,
+    /// Smallest tail ESS.
+    pub min_tail: f64,
+    /// Largest R̂.
+    pub max_rhat: f64,
+}
+
+impl Scan {
+    /// Whether every parameter reaches `target` ESS (bulk and tail) and R̂ ≤ 1.01.
+    pub fn meets(&self, target: f64) -> bool {
+        self.min_bulk >= target && self.min_tail >= target && self.max_rhat <= RHAT_MAX
+    }
+}
+
+/// Diagnostics of the last `len` draws of every chain (the whole of them: `usize::MAX`),
+/// `None` when a chain has fewer than 4.
+pub fn scan(chains: &[Chain], d: usize, len: usize) -> Option<Scan> {
+    let min_len = chains.iter().map(Chain::kept).min()?.min(len);
+    if min_len < 4 {
+        return None;
+    }
+    let per: Vec<diagnostics::Diagnostics> = (0..d)
+        .into_par_iter()
+        .map(|j| diagnostics::diagnostics(&chain_values(chains, d, j, min_len)))
+        .collect();
+    let nan_max = |a: f64, b: f64| {
+        if b.is_nan() || a.is_nan() {
+            f64::NAN
+        } else {
+            a.max(b)
+        }
+    };
+    let nan_min = |a: f64, b: f64| {
+        if b.is_nan() || a.is_nan() {
+            f64::NAN
+        } else {
+            a.min(b)
+        }
+    };
+    Some(Scan {
+        min_bulk: per.iter().map(|p| p.ess_bulk).fold(f64::INFINITY, nan_min),
+        min_tail: per.iter().map(|p| p.ess_tail).fold(f64::INFINITY, nan_min),
+        max_rhat: per.iter().map(|p| p.rhat).fold(f64::NEG_INFINITY, nan_max),
+    })
+}
+
+/// Per-parameter summaries of the kept draws, weighted by `weight(chain, k)`.
+pub fn summarise(
+    chains: &[Chain],
+    names: &[String],
+    weight: &(dyn Fn(&Chain, usize) -> f64 + Sync),
+) -> Vec<ParamSummary> {
+    let d = names.len();
+    let min_len = chains.iter().map(Chain::kept).min().unwrap_or(0);
+    names
+        .par_iter()
+        .enumerate()
+        .map(|(j, name)| {
+            let mut store = vec![0.0; WeightedMoments::storage_len(1)];
+            let mut mom = WeightedMoments::new(&mut store, 1).expect("one component");
+            let (mut vals, mut ws) = (Vec::new(), Vec::new());
+            for c in chains {
+                for k in 0..c.kept() {
+                    let v = c.draws[k * d + j];
+                    let w = weight(c, k);
+                    let _ = mom.push(w, &[v]);
+                    vals.push(v as f64);
+                    ws.push(w);
+                }
+            }
+            let diag = if min_len >= 4 {
+                diagnostics::diagnostics(&chain_values(chains, d, j, min_len))
+            } else {
+                diagnostics::Diagnostics {
+                    rhat: f64::NAN,
+                    ess_bulk: f64::NAN,
+                    ess_tail: f64::NAN,
+                }
+            };
+            ParamSummary {
+                name: name.clone(),
+                mean: mom.mean(0),
+                sd: mom.variance(0).sqrt(),
+                q05: diagnostics::weighted_quantile(&vals, &ws, 0.05),
+                q50: diagnostics::weighted_quantile(&vals, &ws, 0.5),
+                q95: diagnostics::weighted_quantile(&vals, &ws, 0.95),
+                ess_bulk: diag.ess_bulk,
+                ess_tail: diag.ess_tail,
+                rhat: diag.rhat,
+            }
+        })
+        .collect()
+}
+
+/// What the checklist looks at besides the summaries.
+pub struct Evidence<'a> {
+    /// The chains (their kept draws).
+    pub chains: &'a [Chain],
+    /// The ESS every parameter should reach.
+    pub target_ess: f64,
+    /// The α target and the α measured at the end (eq. 10), if measured.
+    pub alpha: (f64, Option<f64>),
+    /// The sds of the Laplace approximation at the mode.
+    pub laplace_sds: &'a [f64],
+    /// The largest step size of the run and the largest curvature of the posterior
+    /// (`max Pⱼⱼ`) in the sampler's coordinates, for the stability check.
+    pub stability: Option<(f64, f64)>,
+    /// Notes from earlier stages that are warnings (burn-in, warm-up).
+    pub earlier: Vec<String>,
+}
+
+/// The checklist: every problem found, as one sentence each.
+pub fn warnings(params: &[ParamSummary], ev: &Evidence<'_>) -> Vec<String> {
+    let mut w = ev.earlier.clone();
+    let d = params.len();
+    for (c, ch) in ev.chains.iter().enumerate() {
+        if let Some((step, why)) = &ch.failure {
+            w.push(format!(
+                "chain {c} refused a non-finite step at step {step} and stopped: {why}"
+            ));
+        }
+    }
+    let min_kept = ev.chains.iter().map(Chain::kept).min().unwrap_or(0);
+    if min_kept < 4 {
+        w.push(format!(
+            "too few draws to diagnose: a chain kept {min_kept} (R̂ and ESS need 4 per chain); run longer or thin less"
+        ));
+    }
+    let bad_rhat: Vec<&ParamSummary> = params.iter().filter(|p| p.rhat > RHAT_MAX).collect();
+    if let Some(p) = bad_rhat.iter().max_by(|a, b| a.rhat.total_cmp(&b.rhat)) {
+        w.push(format!(
+            "R̂ > {RHAT_MAX} for {} of {d} parameters (largest {:.3}, {}): the chains have not mixed, so the summary is not yet the posterior",
+            bad_rhat.len(),
+            p.rhat,
+            p.name
+        ));
+    }
+    let low: Vec<&ParamSummary> = params
+        .iter()
+        .filter(|p| p.ess_bulk < ev.target_ess || p.ess_tail < ev.target_ess)
+        .collect();
+    if let Some(p) = low.iter().min_by(|a, b| {
+        a.ess_bulk
+            .min(a.ess_tail)
+            .total_cmp(&b.ess_bulk.min(b.ess_tail))
+    }) {
+        w.push(format!(
+            "bulk or tail ESS below {:.0} for {} of {d} parameters (smallest {:.0}, {}): the Monte Carlo error of the summary is larger than targeted; run longer (--target-ess, --max-steps)",
+            ev.target_ess,
+            low.len(),
+            p.ess_bulk.min(p.ess_tail),
+            p.name
+        ));
+    }
+    if let (target, Some(a)) = ev.alpha
+        && a > target
+    {
+        w.push(format!(
+            "the sampling threshold α = {a:.3} is above --alpha {target} (eq. 10): the mini-batch noise rivals the injected noise, so the sds are inflated; use a smaller step or a larger --batch"
+        ));
+    }
+    if let Some((eps, curv)) = ev.stability
+        && eps * curv > 2.0
+    {
+        w.push(format!(
+            "step size {eps:.3e} is beyond the posterior's curvature ({curv:.3e}): each step's noise (sd {:.3e}) exceeds the posterior's narrowest sd ({:.3e}), so the chain is a random walk of its noise; use --step-size auto or a step below {:.3e}",
+            eps.sqrt(),
+            1.0 / curv.sqrt(),
+            2.0 / curv
+        ));
+    }
+    // Draws far wider than the Laplace approximation allows.
+    if let Some((j, ratio)) = params
+        .iter()
+        .zip(ev.laplace_sds)
+        .map(|(p, s)| p.sd / s)
+        .enumerate()
+        .filter(|(_, r)| r.is_finite())
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        && ratio > 10.0
+    {
+        w.push(format!(
+            "the draws of {} spread {ratio:.3e} times wider than the posterior's curvature at the mode allows: the step size is too large for the chain to feel the gradient",
+            params[j].name
+        ));
+    }
+    if let Some(msg) = modes(ev.chains, params) {
+        w.push(msg);
+    }
+    w
+}
+
+/// Chains that settled apart: for some parameter the chains' means differ by more than
+/// four within-chain sds, with R̂ above 1.1.
+fn modes(chains: &[Chain], params: &[ParamSummary]) -> Option<String> {
+    if chains.len() < 2 {
+        return None;
+    }
+    let d = params.len();
+    for (j, p) in params.iter().enumerate() {
+        if !(p.rhat > 1.1) {
+            continue;
+        }
+        let stats: Vec<(f64, f64)> = chains
+            .iter()
+            .filter(|c| c.kept() >= 2)
+            .map(|c| {
+                let k = c.kept() as f64;
+                let vals = (0..c.kept()).map(|i| c.draws[i * d + j] as f64);
+                let mean = vals.clone().sum::<f64>() / k;
+                let var = vals.map(|v| (v - mean).powi(2)).sum::<f64>() / (k - 1.0);
+                (mean, var.sqrt())
+            })
+            .collect();
+        let lo = stats.iter().map(|s| s.0).fold(f64::INFINITY, f64::min);
+        let hi = stats.iter().map(|s| s.0).fold(f64::NEG_INFINITY, f64::max);
+        let within = stats.iter().map(|s| s.1).sum::<f64>() / stats.len().max(1) as f64;
+        if hi - lo > 4.0 * within {
+            return Some(format!(
+                "the chains settled in different places: their means of {} range from {lo:.4} to {hi:.4} with within-chain sd {within:.4}; the posterior may have several modes, and the pooled summary weights them by chain count, not by mass",
+                p.name
+            ));
+        }
+    }
+    None
+}

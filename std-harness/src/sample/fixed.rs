@@ -1,0 +1,303 @@
+//! A given schedule (`--step-size SPEC`), or a sampler with its own default schedule:
+//! every chain runs `--steps` steps from its dispersed start, and burn-in is a number of
+//! steps or, with `--burn-in auto`, the step where eq. 10's threshold falls below α.
+
+use std::time::Instant;
+
+use rand_core::SeedableRng;
+use sgld::Sgld;
+use sgld::gradient::{ControlVariate, GradientEstimator, MiniBatch, sample_batch};
+use sgld::noise::DefaultRng;
+use sgld::sampler::{Mala, PrecondSgld, Psgld, Sampler, Sghd, Sghmc, Sgnht};
+use sgld::schedule::Schedule;
+
+use super::chains::{Chain, SharedEstimator, Stretch, advance_all, chain_seed};
+use super::config::{SampleConfig, SamplerKind, cv_applies};
+use super::mode::{self, MetricStore};
+use super::problem::{ModelSync, Problem, with_model};
+use super::warmup::{self, Laplace, WarmupSummary};
+use super::{Bars, DEFAULT_STEPS, Sampled};
+use crate::spec::{BurnIn, StepSpec, Thin};
+
+/// The default schedule of a sampler that does not adapt (or of `precond`/`sgld`
+/// without `auto`): `range:1/N,0.01/N,0.55`, scaled for pSGLD, `1.5·d^{-1/3}` for MALA.
+fn default_spec(cfg: &SampleConfig, model: &dyn ModelSync, lap: &Laplace) -> StepSpec {
+    let n = model.len() as f64;
+    match cfg.sampler {
+        // pSGLD's preconditioner G ≈ 1/|ĝ| shrinks SGLD's default step by orders of
+        // magnitude: scale it so that the two move alike.
+        SamplerKind::Psgld => {
+            let k = scale_at(model, &lap.mode.theta, cfg);
+            StepSpec::Range {
+                start: k / n,
+                end: 0.01 * k / n,
+                gamma: 0.55,
+            }
+        }
+        SamplerKind::Mala => StepSpec::Const(1.5 / (model.dim() as f64).cbrt()),
+        _ => StepSpec::Range {
+            start: 1.0 / n,
+            end: 0.01 / n,
+            gamma: 0.55,
+        },
+    }
+}
+
+/// Runs the chains on the given (or default) schedule.
+pub fn run(
+    cfg: &SampleConfig,
+    model: &dyn ModelSync,
+    lap: &Laplace,
+    starts: &[Vec<f32>],
+    bars: &Bars,
+) -> Result<Sampled, String> {
+    let d = model.dim();
+    let n = model.len();
+    let steps = cfg.steps.unwrap_or(DEFAULT_STEPS);
+    let spec = cfg
+        .given_step()
+        .unwrap_or_else(|| default_spec(cfg, model, lap));
+    let schedule = spec
+        .schedule(steps)
+        .map_err(|e| format!("--step-size {spec}: {e}"))?;
+    let use_cv = cv_applies(cfg.sampler, cfg.cv);
+    let mut cv_buf = vec![0.0f32; ControlVariate::<()>::buffer_len(d)];
+    let mini = MiniBatch::new(model);
+    let cv_est;
+    let est: &SharedEstimator<'_> = if use_cv {
+        cv_est = ControlVariate::new(model, &lap.mode.theta, &mut cv_buf)
+            .map_err(|e| format!("control variates: {e}"))?;
+        &cv_est
+    } else {
+        &mini
+    };
+    // precond and sghd: the Laplace covariance scaled to mean variance 1, so that a step
+    // ε moves every direction as SGLD's ε moves one of the mean variance.
+    let mean_var = lap.sds.iter().map(|s| s * s).sum::<f64>() / d.max(1) as f64;
+    let scaled = lap.metric.scaled(1.0 / mean_var.max(f64::MIN_POSITIVE));
+    let thin = match cfg.thin {
+        Thin::Every(k) => k,
+        Thin::Auto => 1,
+    };
+    let stretch = Stretch {
+        schedule: &schedule,
+        steps,
+        total: steps,
+        batch: cfg.batch,
+        burn_in: cfg.burn_in,
+        alpha: cfg.alpha,
+        thin,
+        count_moves: cfg.sampler == SamplerKind::Mala,
+    };
+    let mut chains: Vec<Chain> = starts
+        .iter()
+        .enumerate()
+        .map(|(c, s)| Chain::new(s.clone(), chain_seed(cfg.seed, c as u64)))
+        .collect();
+    bars.extend(steps);
+    let started = Instant::now();
+    let bad = |what: &'static str| move |e: sgld::Error| format!("{what}: {e}");
+    macro_rules! with_opts {
+        ($s:expr) => {{
+            let s = $s
+                .with_temperature(cfg.temperature)
+                .map_err(bad("--temperature"))?;
+            let s = match cfg.clip {
+                Some(c) => s.with_clip(c).map_err(bad("--clip"))?,
+                None => s,
+            };
+            let grads = s.grads_per_step() as f64;
+            advance_all(&mut chains, model, est, &s, &stretch, &bars.bars);
+            grads
+        }};
+    }
+    let st = &cfg.settings;
+    let grads = match cfg.sampler {
+        SamplerKind::Sgld => with_opts!(Sgld::new()),
+        SamplerKind::Precond => {
+            with_opts!(PrecondSgld::new(scaled.metric(), d).map_err(bad("metric"))?)
+        }
+        SamplerKind::Psgld => {
+            with_opts!(Psgld::new(st.decay, st.lambda).map_err(bad("--decay/--lambda"))?)
+        }
+        SamplerKind::Sghmc => with_opts!(Sghmc::new(st.friction).map_err(bad("--friction"))?),
+        SamplerKind::Sghd => {
+            with_opts!(Sghd::new(scaled.metric(), d, st.leapfrog).map_err(bad("--leapfrog"))?)
+        }
+        SamplerKind::Sgnht => with_opts!(Sgnht::new(st.diffusion).map_err(bad("--diffusion"))?),
+        SamplerKind::Mala => {
+            let mala = match (&lap.precision_factor, &lap.metric) {
+                (Some(l), _) => Mala::new(model).with_precision_factor(l),
+                (None, m) => Mala::new(model).with_metric(match m {
+                    MetricStore::Diagonal(m) => m,
+                    MetricStore::Cholesky(_) => &[],
+                }),
+            }
+            .map_err(bad("the Laplace metric"))?;
+            with_opts!(mala);
+            n as f64 / cfg.batch as f64
+        }
+    };
+    let seconds = started.elapsed().as_secs_f64();
+    let (burn_in, burn_warning) = burn_in(cfg, &chains, steps, n);
+    let warnings: Vec<String> = burn_warning.into_iter().collect();
+    let mut notes = Vec::new();
+    if matches!(cfg.burn_in, BurnIn::Auto) && warnings.is_empty() {
+        notes.push(format!(
+            "burn-in: the sampling threshold fell below alpha = {} at step {burn_in}",
+            cfg.alpha
+        ));
+    }
+    let last_eps = schedule.step_size(steps.saturating_sub(1)) as f64;
+    let max_eps = (0..steps.min(1 << 20))
+        .step_by((steps / 1000).max(1) as usize)
+        .map(|t| schedule.step_size(t) as f64)
+        .fold(schedule.step_size(0) as f64, f64::max);
+    // eq. 10 at the chains' ends, for the samplers whose step it describes.
+    let alpha = match cfg.sampler {
+        SamplerKind::Sgld | SamplerKind::Precond if !chains.iter().any(|c| c.failure.is_some()) => {
+            let identity = MetricStore::Diagonal(vec![1.0; d]);
+            let metric = if cfg.sampler == SamplerKind::Sgld {
+                &identity
+            } else {
+                &scaled
+            };
+            let mut rng = DefaultRng::seed_from_u64(chain_seed(cfg.seed, u64::MAX - 3));
+            let rows = warmup::noise_rows(model, &mut rng);
+            let centre = use_cv.then_some(lap.mode.theta.as_slice());
+            let mut worst = 0.0f64;
+            for c in &chains {
+                worst = worst.max(warmup::noise_lambda(
+                    model, metric, &c.theta, centre, &rows,
+                )?);
+            }
+            Some(warmup::alpha_at(
+                last_eps,
+                worst,
+                cfg.batch,
+                n,
+                cfg.temperature,
+            ))
+        }
+        _ => None,
+    };
+    let stability = match cfg.sampler {
+        SamplerKind::Sgld | SamplerKind::Sghmc | SamplerKind::Sgnht => {
+            Some((max_eps, lap.max_precision))
+        }
+        SamplerKind::Precond | SamplerKind::Sghd => Some((max_eps, mean_var)),
+        _ => None,
+    };
+    Ok(Sampled {
+        chains,
+        burn_in,
+        total_steps: steps,
+        warmup: WarmupSummary {
+            adapted: false,
+            sampler: cfg.sampler.name().into(),
+            preconditioner: match cfg.sampler {
+                SamplerKind::Precond | SamplerKind::Sghd | SamplerKind::Mala => {
+                    lap.metric.kind().into()
+                }
+                _ => "none".into(),
+            },
+            cv: use_cv,
+            step_size: last_eps,
+            alpha: alpha.unwrap_or(f64::NAN),
+            mode_iterations: lap.mode.iterations,
+            mode_log_posterior: lap.mode.log_post,
+            steps: burn_in,
+            converged: false,
+            rhat: f64::NAN,
+        },
+        thin,
+        step_label: spec.to_string(),
+        grad_evals_per_step: grads * cfg.batch as f64,
+        seconds,
+        constant_step: matches!(spec, StepSpec::Const(_)),
+        notes,
+        warnings,
+        alpha,
+        stability,
+        acceptance: None,
+    })
+}
+
+/// One burn-in for all chains: the given steps, or the latest crossing of the threshold
+/// (with a warning and half the run when some chain never crossed).
+fn burn_in(cfg: &SampleConfig, chains: &[Chain], steps: u64, n: usize) -> (u64, Option<String>) {
+    match cfg.burn_in {
+        BurnIn::Steps(b) => (b, None),
+        BurnIn::Auto if chains.iter().all(|c| c.crossed.is_some()) => (
+            chains.iter().filter_map(|c| c.crossed).max().unwrap_or(0),
+            None,
+        ),
+        BurnIn::Auto => {
+            let crossed = chains.iter().filter(|c| c.crossed.is_some()).count();
+            let best = chains
+                .iter()
+                .filter(|c| c.crossed.is_none())
+                .min_by(|a, b| a.min_alpha.total_cmp(&b.min_alpha));
+            let (min_alpha, lambda) =
+                best.map_or((f64::NAN, f64::NAN), |c| (c.min_alpha, c.lambda_at_min));
+            let eps_star = 4.0 * cfg.batch as f64 * cfg.alpha / ((n as f64).powi(2) * lambda);
+            let which = if crossed == 0 {
+                format!(
+                    "never fell below alpha = {} (smallest alpha seen",
+                    cfg.alpha
+                )
+            } else {
+                format!(
+                    "fell below alpha = {} in only {crossed} of {} chains (smallest alpha seen in the others",
+                    cfg.alpha, cfg.chains
+                )
+            };
+            (
+                steps / 2,
+                Some(format!(
+                    "burn-in: the sampling threshold {which} {min_alpha:.3e}): the stochastic-gradient noise dominates the injected noise, so the spread of the draws overstates the posterior's. Eq. 10 puts alpha = {} at step size {eps_star:.3e} for plain SGLD; --step-size auto (the default) adapts the step and a preconditioner. Burn-in fell back to half the run ({} steps).",
+                    cfg.alpha,
+                    steps / 2
+                )),
+            )
+        }
+    }
+}
+
+/// pSGLD's step-size scale at `centre`: `1/median(G)` with `G = 1/(λ + rms(ĝ)/N)` per
+/// coordinate (as the sampler computes it), from the root-mean-square of 64 mini-batch
+/// gradients. A pSGLD step of `ε·scale` then moves the median coordinate like an SGLD
+/// step of `ε`.
+fn scale_at(model: &dyn ModelSync, centre: &[f32], cfg: &SampleConfig) -> f64 {
+    let d = model.dim();
+    let est = MiniBatch::new(model);
+    let mut rng = DefaultRng::seed_from_u64(chain_seed(cfg.seed, u64::MAX - 2));
+    let batch_len = cfg.batch.min(model.len()).max(1);
+    let (mut batch, mut g, mut sq) = (vec![0usize; batch_len], vec![0.0f32; d], vec![0.0f64; d]);
+    for _ in 0..64 {
+        if sample_batch(&mut rng, model.len(), &mut batch).is_err() {
+            break;
+        }
+        est.estimate(centre, &batch, &mut g);
+        for (s, &x) in sq.iter_mut().zip(&g) {
+            *s += x as f64 * x as f64 / 64.0;
+        }
+    }
+    // The median coordinate (rare sparse features have rms ≈ 0 and G ≈ 1/λ: a mean of G
+    // would be theirs alone).
+    let n = model.len() as f64;
+    let lambda = cfg.settings.lambda as f64;
+    let mut inv_g: Vec<f64> = sq.iter().map(|s| lambda + s.sqrt() / n).collect();
+    inv_g.sort_by(f64::total_cmp);
+    inv_g.get(d / 2).copied().unwrap_or(1.0)
+}
+
+/// pSGLD's step-size scale (see the README) at the mode of `cfg`'s posterior.
+pub fn psgld_scale(cfg: &SampleConfig) -> Result<f64, String> {
+    let problem = Problem::load(cfg)?;
+    with_model(&problem, |model| -> Result<f64, String> {
+        let start = warmup::search_start(cfg, &problem)?;
+        let m = mode::find_mode(model, &start)?;
+        Ok(scale_at(model, &m.theta, cfg))
+    })?
+}

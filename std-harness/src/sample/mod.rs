@@ -1,0 +1,271 @@
+//! `sgld sample`: any model on any data set, as a pipeline of stages a reader can follow:
+//!
+//! 1. [`config`] — what was asked, checked;
+//! 2. [`problem`] — the data read into a model;
+//! 3. [`warmup`] — the mode, the Laplace approximation, dispersed starts, and (with
+//!    `--step-size auto`) the preconditioner, estimator and step size of eq. 10;
+//! 4. chains — [`adaptive`] warm-up and sampling to a target ESS, or a [`fixed`] schedule;
+//! 5. [`diagnose`] — summaries, R̂, ESS and the checklist of warnings;
+//! 6. [`output`] — `draws.csv`, `summary.json` and the printed table.
+
+pub mod adaptive;
+pub mod chains;
+pub mod config;
+pub mod diagnose;
+pub mod fixed;
+pub mod mode;
+pub mod output;
+pub mod problem;
+pub mod warmup;
+
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
+
+pub use chains::chain_seed;
+pub use config::{
+    ModelKind, SampleConfig, SamplerKind, SamplerSettings, Weighting, cv_applies, validate,
+};
+pub use fixed::psgld_scale;
+pub use output::{DataFile, DataFiles, ParamSummary, Summary, TestSummary};
+pub use problem::{ModelSync, Problem};
+
+use chains::Chain;
+use warmup::WarmupSummary;
+
+/// Steps per chain of a given schedule without `--steps`.
+pub const DEFAULT_STEPS: u64 = 10_000;
+
+/// What the chains stage hands to diagnostics and output.
+pub struct Sampled {
+    /// The chains with their kept (post-warm-up, thinned) draws.
+    pub chains: Vec<Chain>,
+    /// Warm-up (burn-in) steps per chain.
+    pub burn_in: u64,
+    /// Steps per chain, warm-up included.
+    pub total_steps: u64,
+    /// What the warm-up found.
+    pub warmup: WarmupSummary,
+    /// Every `thin`-th step kept.
+    pub thin: u64,
+    /// The schedule as given (`auto` when adapted).
+    pub step_label: String,
+    /// Per-example gradients per step and chain.
+    pub grad_evals_per_step: f64,
+    /// Seconds of the chains.
+    pub seconds: f64,
+    /// Whether every kept draw had the same step size.
+    pub constant_step: bool,
+    /// Lines printed before the table.
+    pub notes: Vec<String>,
+    /// Warnings found while sampling.
+    pub warnings: Vec<String>,
+    /// α of eq. 10 at the end, where measured.
+    pub alpha: Option<f64>,
+    /// (largest step, curvature) for the stability check.
+    pub stability: Option<(f64, f64)>,
+    /// MALA's acceptance rate.
+    pub acceptance: Option<f64>,
+}
+
+/// One progress bar per chain, hidden unless asked for.
+pub struct Bars {
+    _multi: MultiProgress,
+    bars: Vec<ProgressBar>,
+}
+
+impl Bars {
+    fn new(chains: usize, show: bool) -> Self {
+        let multi = MultiProgress::new();
+        if !show {
+            multi.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+        }
+        let style = ProgressStyle::with_template(
+            "chain {prefix} [{bar:40}] {pos}/{len} steps ({per_sec}, {eta})",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> ");
+        let bars = (0..chains)
+            .map(|c| {
+                multi.add(
+                    ProgressBar::new(0)
+                        .with_style(style.clone())
+                        .with_prefix(c.to_string()),
+                )
+            })
+            .collect();
+        Self {
+            _multi: multi,
+            bars,
+        }
+    }
+
+    /// Lengthens every bar by `steps`.
+    fn extend(&self, steps: u64) {
+        for b in &self.bars {
+            b.inc_length(steps);
+        }
+    }
+}
+
+/// Runs `sgld sample`; returns the summary (also written to `out/summary.json`) and an
+/// error message when a chain went non-finite (its draws so far are still written).
+pub fn run(cfg: &SampleConfig) -> Result<(Summary, Option<String>), String> {
+    run_impl(cfg, true)
+}
+
+/// [`run`] without the printed table (for drivers such as `sgld compare`).
+pub fn run_quiet(cfg: &SampleConfig) -> Result<(Summary, Option<String>), String> {
+    run_impl(cfg, false)
+}
+
+fn data_file(path: &std::path::Path) -> Result<DataFile, String> {
+    Ok(DataFile {
+        path: path.display().to_string(),
+        sha256: crate::data::registry::sha256_file(path)
+            .map_err(|e| format!("{}: {e}", path.display()))?,
+    })
+}
+
+fn run_impl(cfg: &SampleConfig, print: bool) -> Result<(Summary, Option<String>), String> {
+    validate(cfg)?;
+    let problem = Problem::load(cfg)?;
+    let n = problem.n_train();
+    if cfg.batch > n {
+        return Err(format!(
+            "--batch {} exceeds the {n} training rows",
+            cfg.batch
+        ));
+    }
+    let data = DataFiles {
+        train: data_file(&cfg.train)?,
+        test: cfg.test.as_deref().map(data_file).transpose()?,
+    };
+    let bars = Bars::new(cfg.chains, cfg.progress);
+    let (sampled, lap_sds, starts) = problem::with_model(&problem, |model| {
+        let start = warmup::search_start(cfg, &problem)?;
+        let lap = warmup::laplace(&problem, model, &start)?;
+        let starts = warmup::starts(cfg, &problem, &lap)?;
+        let s = if cfg.adaptive() {
+            adaptive::run(cfg, model, &lap, &starts, &bars)?
+        } else {
+            fixed::run(cfg, model, &lap, &starts, &bars)?
+        };
+        Ok::<_, String>((s, lap.sds, starts))
+    })??;
+    for b in &bars.bars {
+        b.finish_and_clear();
+    }
+    let failure = sampled.chains.iter().enumerate().find_map(|(c, ch)| {
+        ch.failure
+            .as_ref()
+            .map(|(s, why)| format!("chain {c} stopped at step {s}: {why}"))
+    });
+    let kept: usize = sampled.chains.iter().map(Chain::kept).sum();
+    if kept == 0 && failure.is_none() {
+        return Err(format!(
+            "no draws were kept: {} steps per chain after a burn-in of {} and --thin {} leave none; lower --thin or --burn-in, or raise --steps",
+            sampled.total_steps - sampled.burn_in,
+            sampled.burn_in,
+            sampled.thin
+        ));
+    }
+    std::fs::create_dir_all(&cfg.out)
+        .map_err(|e| format!("cannot create {}: {e}", cfg.out.display()))?;
+    output::write_draws(&cfg.out.join("draws.csv"), &problem.names, &sampled.chains)?;
+
+    let weighting = match cfg.weighting {
+        Weighting::Auto if sampled.constant_step => Weighting::Uniform,
+        Weighting::Auto => Weighting::Step,
+        w => w,
+    };
+    let weight = move |c: &Chain, k: usize| -> f64 {
+        match weighting {
+            Weighting::Step => c.eps[k] as f64,
+            _ => 1.0,
+        }
+    };
+    let params = diagnose::summarise(&sampled.chains, &problem.names, &weight);
+    let test = match &problem.test {
+        Some(t) if kept > 0 => Some(crate::predict::evaluate(
+            &problem,
+            t,
+            &pooled_draws(&sampled.chains, problem.dim(), &weight),
+        )?),
+        _ => None,
+    };
+    let warnings = diagnose::warnings(
+        &params,
+        &diagnose::Evidence {
+            chains: &sampled.chains,
+            target_ess: cfg.target_ess,
+            alpha: (cfg.alpha, sampled.alpha),
+            laplace_sds: &lap_sds,
+            stability: sampled.stability,
+            earlier: sampled.warnings.clone(),
+        },
+    );
+    let chains_n = cfg.chains as f64;
+    let acceptance = (cfg.sampler == SamplerKind::Mala).then(|| {
+        sampled.chains.iter().map(|c| c.moves).sum::<u64>() as f64
+            / (sampled.total_steps as f64 * chains_n).max(1.0)
+    });
+    let summary = Summary {
+        model: cfg.model,
+        sampler: sampled.warmup.sampler.clone(),
+        cv: sampled.warmup.cv,
+        temperature: cfg.temperature,
+        grad_evals_per_step: sampled.grad_evals_per_step,
+        pilot_steps: sampled.warmup.mode_iterations as u64,
+        acceptance: acceptance.or(sampled.acceptance),
+        n_train: n,
+        dim: problem.dim(),
+        steps: sampled.total_steps,
+        chains: cfg.chains,
+        burn_in: sampled.burn_in,
+        weighting,
+        seconds: sampled.seconds,
+        steps_per_second: sampled.total_steps as f64 * chains_n / sampled.seconds.max(1e-12),
+        params,
+        test,
+        warnings,
+        version: env!("CARGO_PKG_VERSION").into(),
+        command_line: cfg.command_line.clone(),
+        seed: cfg.seed,
+        prior: problem
+            .prior
+            .map_or_else(|| "paper".to_string(), |p| p.to_string()),
+        data,
+        batch: cfg.batch,
+        step_size: sampled.step_label.clone(),
+        thin: sampled.thin,
+        target_ess: cfg.target_ess,
+        alpha_target: cfg.alpha,
+        warmup: sampled.warmup.clone(),
+        starts,
+    };
+    output::write_summary(&cfg.out, &summary)?;
+    if print {
+        output::print_table(&summary, &sampled.notes, &cfg.out);
+    }
+    Ok((summary, failure))
+}
+
+/// Up to 1000 pooled draws (evenly spaced) with their weights, for prediction.
+fn pooled_draws(
+    chains: &[Chain],
+    d: usize,
+    weight: &dyn Fn(&Chain, usize) -> f64,
+) -> Vec<(Vec<f32>, f64)> {
+    let all: Vec<(usize, usize)> = chains
+        .iter()
+        .enumerate()
+        .flat_map(|(c, ch)| (0..ch.kept()).map(move |k| (c, k)))
+        .collect();
+    let stride = all.len().div_ceil(1000).max(1);
+    all.iter()
+        .step_by(stride)
+        .map(|&(c, k)| {
+            let ch = &chains[c];
+            (ch.draws[k * d..(k + 1) * d].to_vec(), weight(ch, k))
+        })
+        .collect()
+}

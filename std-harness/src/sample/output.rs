@@ -1,0 +1,253 @@
+//! Stage 6, output: `draws.csv`, `summary.json` (everything needed to reproduce the run)
+//! and the printed table with its warnings.
+
+use std::io::Write;
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::chains::Chain;
+use super::config::{ModelKind, Weighting};
+use super::warmup::WarmupSummary;
+
+/// One row of `summary.json`'s `params`.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ParamSummary {
+    /// Parameter name.
+    pub name: String,
+    /// Posterior mean (weighted as chosen).
+    pub mean: f64,
+    /// Posterior standard deviation (weighted as chosen).
+    pub sd: f64,
+    /// 5% quantile.
+    pub q05: f64,
+    /// Median.
+    pub q50: f64,
+    /// 95% quantile.
+    pub q95: f64,
+    /// Bulk ESS (rank-normalised split chains).
+    pub ess_bulk: f64,
+    /// Tail ESS.
+    pub ess_tail: f64,
+    /// Rank-normalised split R̂.
+    pub rhat: f64,
+}
+
+/// Test-set metrics.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct TestSummary {
+    /// Accuracy of the posterior predictive (null for regression and the mixture).
+    pub accuracy: Option<f64>,
+    /// Mean log posterior-predictive density per test datum.
+    pub log_lik_per_datum: f64,
+    /// Root mean squared error of the posterior-predictive mean (linreg only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rmse: Option<f64>,
+}
+
+/// A data file and its checksum.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct DataFile {
+    /// The path as given.
+    pub path: String,
+    /// Lowercase hex sha256 of the file.
+    pub sha256: String,
+}
+
+/// The data a run read.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct DataFiles {
+    /// Training data.
+    pub train: DataFile,
+    /// Test data.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub test: Option<DataFile>,
+}
+
+/// `summary.json`.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Summary {
+    /// The model.
+    pub model: ModelKind,
+    /// The sampler the chains ran (`sgld`, `precond`, …; an adapted `sgld` run samples
+    /// with `precond`).
+    pub sampler: String,
+    /// Whether control-variate gradients were used.
+    pub cv: bool,
+    /// The temperature τ.
+    pub temperature: f32,
+    /// Per-example gradient evaluations per step and chain (batch × gradients per step;
+    /// the data size for MALA).
+    pub grad_evals_per_step: f64,
+    /// Full-data passes of the mode search (L-BFGS iterations), not counted in `seconds`.
+    pub pilot_steps: u64,
+    /// MALA's acceptance rate over all steps (absent for the other samplers).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub acceptance: Option<f64>,
+    /// Training rows.
+    pub n_train: usize,
+    /// Number of parameters.
+    pub dim: usize,
+    /// Steps per chain, burn-in (warm-up) included.
+    pub steps: u64,
+    /// Chains.
+    pub chains: usize,
+    /// Burn-in (warm-up) steps discarded (the same for every chain).
+    pub burn_in: u64,
+    /// Weighting of the summary (`step` or `uniform`).
+    pub weighting: Weighting,
+    /// Wall-clock seconds of the chains (warm-up and sampling).
+    pub seconds: f64,
+    /// Steps per second, all chains together.
+    pub steps_per_second: f64,
+    /// Per-parameter summaries.
+    pub params: Vec<ParamSummary>,
+    /// Test-set metrics (only with `--test`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub test: Option<TestSummary>,
+    /// Everything the checklist found; empty for a run that can be trusted.
+    pub warnings: Vec<String>,
+    /// The sgld version.
+    pub version: String,
+    /// The command line.
+    pub command_line: Vec<String>,
+    /// The seed.
+    pub seed: u64,
+    /// The prior (`laplace:1`, …; `paper` for the mixture's fixed prior).
+    pub prior: String,
+    /// The data files with their sha256.
+    pub data: DataFiles,
+    /// Mini-batch size.
+    pub batch: usize,
+    /// The step-size schedule (`auto`, or the given one).
+    pub step_size: String,
+    /// Every `thin`-th step was kept.
+    pub thin: u64,
+    /// The bulk and tail ESS targeted.
+    pub target_ess: f64,
+    /// The sampling-threshold target (`--alpha`).
+    pub alpha_target: f64,
+    /// What the warm-up found and chose.
+    pub warmup: WarmupSummary,
+    /// Each chain's start.
+    pub starts: Vec<Vec<f32>>,
+}
+
+/// Writes the kept draws (`chain,step,step_size,<parameters>`).
+pub fn write_draws(path: &Path, names: &[String], chains: &[Chain]) -> Result<(), String> {
+    let d = names.len();
+    let file =
+        std::fs::File::create(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    let mut w = std::io::BufWriter::new(file);
+    let io = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
+    write!(w, "chain,step,step_size").map_err(io)?;
+    for n in names {
+        write!(w, ",{n}").map_err(io)?;
+    }
+    writeln!(w).map_err(io)?;
+    for (c, ch) in chains.iter().enumerate() {
+        for k in 0..ch.kept() {
+            write!(w, "{c},{},{}", ch.steps[k], ch.eps[k]).map_err(io)?;
+            for v in &ch.draws[k * d..(k + 1) * d] {
+                write!(w, ",{v}").map_err(io)?;
+            }
+            writeln!(w).map_err(io)?;
+        }
+    }
+    w.flush().map_err(io)
+}
+
+/// Writes `summary.json`.
+pub fn write_summary(dir: &Path, s: &Summary) -> Result<(), String> {
+    let json = serde_json::to_string_pretty(s).map_err(|e| e.to_string())?;
+    std::fs::write(dir.join("summary.json"), json + "\n")
+        .map_err(|e| format!("cannot write summary.json: {e}"))
+}
+
+/// Prints the summary table, then the warnings.
+pub fn print_table(s: &Summary, notes: &[String], out: &Path) {
+    println!(
+        "sgld sample: {} model, {} training rows, {} parameters, {} chains x {} steps in {:.2} s ({:.0} steps/s)",
+        s.model.name(),
+        s.n_train,
+        s.dim,
+        s.chains,
+        s.steps,
+        s.seconds,
+        s.steps_per_second
+    );
+    let w = &s.warmup;
+    if w.adapted {
+        println!(
+            "warm-up: mode by L-BFGS ({} iterations), {} preconditioner (Laplace), {}, step {:.3e} (alpha {:.3} <= {}); {} steps{}",
+            w.mode_iterations,
+            w.preconditioner,
+            if w.cv {
+                "control variates"
+            } else {
+                "mini-batch gradients"
+            },
+            w.step_size,
+            w.alpha,
+            s.alpha_target,
+            w.steps,
+            if w.converged {
+                format!(", chains agree (R̂ {:.3})", w.rhat)
+            } else {
+                String::new()
+            }
+        );
+    }
+    for n in notes {
+        println!("{n}");
+    }
+    println!(
+        "sampler {}; burn-in {} steps; thin {}; means and sds weighted {}",
+        s.sampler,
+        s.burn_in,
+        s.thin,
+        match s.weighting {
+            Weighting::Step => "by step size (eq. 11)",
+            _ => "uniformly",
+        }
+    );
+    println!(
+        "{:<16} {:>10} {:>9} {:>10} {:>10} {:>10} {:>9} {:>9} {:>6}",
+        "param", "mean", "sd", "q05", "q50", "q95", "ess_bulk", "ess_tail", "rhat"
+    );
+    let show = 30;
+    for p in s.params.iter().take(show) {
+        println!(
+            "{:<16} {:>10.4} {:>9.4} {:>10.4} {:>10.4} {:>10.4} {:>9.0} {:>9.0} {:>6.3}",
+            p.name, p.mean, p.sd, p.q05, p.q50, p.q95, p.ess_bulk, p.ess_tail, p.rhat
+        );
+    }
+    if s.params.len() > show {
+        println!(
+            "... {} more parameters in {}",
+            s.params.len() - show,
+            out.join("summary.json").display()
+        );
+    }
+    if let Some(t) = &s.test {
+        match (t.accuracy, t.rmse) {
+            (Some(a), _) => println!(
+                "test: accuracy {a:.4}, log-likelihood per datum {:.4}",
+                t.log_lik_per_datum
+            ),
+            (None, Some(r)) => println!(
+                "test: rmse {r:.4}, log-likelihood per datum {:.4}",
+                t.log_lik_per_datum
+            ),
+            _ => println!("test: log-likelihood per datum {:.4}", t.log_lik_per_datum),
+        }
+    }
+    for w in &s.warnings {
+        println!("warning: {w}");
+    }
+    println!(
+        "wrote {} and {}",
+        out.join("draws.csv").display(),
+        out.join("summary.json").display()
+    );
+}

@@ -1,0 +1,351 @@
+//! Stage 2, the problem: data read and checked, then made into a model the chains share.
+
+use std::path::Path;
+
+use sgld::kernels::SparseIndex;
+use sgld::models::{
+    Gaussian, Laplace, LinearRegression, LogisticDense, LogisticSparse, Model, Prior, SparseRows,
+    TiedMixture,
+};
+
+use super::config::{ModelKind, SampleConfig};
+use crate::data::{self, Dataset, Features, Format};
+use crate::spec::PriorSpec;
+
+/// The model built from data (owning the data it borrows from).
+pub struct Problem {
+    /// Training data as loaded (bias appended for logistic).
+    pub train: Dataset,
+    /// Test data aligned with the training features.
+    pub test: Option<Dataset>,
+    /// Parameter names.
+    pub names: Vec<String>,
+    /// The prior.
+    pub prior: Option<PriorSpec>,
+    /// Responses mapped to what the model uses (±1 for logistic).
+    pub y: Vec<f32>,
+    /// Test responses, mapped likewise.
+    pub y_test: Vec<f32>,
+    kind: ModelKind,
+}
+
+fn labels_pm1(path: &Path, y: &[f32]) -> Result<Vec<f32>, String> {
+    y.iter()
+        .enumerate()
+        .map(|(i, &v)| match v {
+            1.0 => Ok(1.0),
+            v if v == -1.0 || v == 0.0 => Ok(-1.0),
+            v => Err(format!(
+                "{}: row {}: label {v} is not ±1 or 0/1",
+                path.display(),
+                i + 1
+            )),
+        })
+        .collect()
+}
+
+impl Problem {
+    /// Loads and checks the data for `cfg`.
+    pub fn load(cfg: &SampleConfig) -> Result<Problem, String> {
+        let fmt = cfg.format.unwrap_or_else(|| Format::from_path(&cfg.train));
+        let load = |p: &Path| -> Result<Dataset, String> {
+            match cfg.model {
+                ModelKind::Gmm => load_one_column(p, fmt, cfg.target.as_deref()),
+                _ => data::load(p, Some(fmt), cfg.target.as_deref()).map_err(|e| e.to_string()),
+            }
+        };
+        let mut train = load(&cfg.train)?;
+        let mut test = cfg.test.as_deref().map(load).transpose()?;
+        if let Some(t) = test.take() {
+            let t = if fmt == Format::Libsvm {
+                t.with_dim(train.dim())
+            } else {
+                t
+            };
+            if t.dim() != train.dim() {
+                return Err(format!(
+                    "test data has {} feature columns, training data {}",
+                    t.dim(),
+                    train.dim()
+                ));
+            }
+            test = Some(t);
+        }
+        let prior = match (cfg.model, cfg.prior) {
+            (ModelKind::Logistic, None) => Some(PriorSpec::Laplace(1.0)),
+            (ModelKind::Logistic, Some(p @ (PriorSpec::Laplace(_) | PriorSpec::Gaussian(_)))) => {
+                Some(p)
+            }
+            (ModelKind::Linreg, None) => Some(PriorSpec::Nig {
+                v: 100.0,
+                phi: 1.0,
+                psi: 1.0,
+            }),
+            (ModelKind::Linreg, Some(p @ PriorSpec::Nig { .. })) => Some(p),
+            (ModelKind::Gmm, None) => None,
+            (m, Some(p)) => {
+                return Err(format!(
+                    "prior {p} does not apply to --model {m:?} (logistic: laplace or gaussian; linreg: nig; gmm: the paper's fixed prior)"
+                )
+                .to_lowercase());
+            }
+        };
+        let (y, y_test, names);
+        match cfg.model {
+            ModelKind::Logistic => {
+                y = labels_pm1(&cfg.train, &train.y)?;
+                y_test = match (&test, &cfg.test) {
+                    (Some(t), Some(p)) => labels_pm1(p, &t.y)?,
+                    _ => vec![],
+                };
+                let mut n: Vec<String> = train.names.iter().map(|n| format!("beta[{n}]")).collect();
+                if !cfg.no_bias {
+                    train = train.with_bias();
+                    test = test.map(Dataset::with_bias);
+                    n.push("bias".into());
+                }
+                names = n;
+            }
+            ModelKind::Linreg => {
+                y = train.y.clone();
+                y_test = test.as_ref().map(|t| t.y.clone()).unwrap_or_default();
+                let mut n: Vec<String> = train.names.iter().map(|n| format!("beta[{n}]")).collect();
+                if !cfg.no_bias {
+                    train = train.with_bias();
+                    test = test.map(Dataset::with_bias);
+                    n.push("bias".into());
+                }
+                n.push("log_sigma2".into());
+                names = n;
+            }
+            ModelKind::Gmm => {
+                y = vec![];
+                y_test = vec![];
+                names = vec!["theta1".into(), "theta2".into()];
+            }
+        }
+        Ok(Problem {
+            train,
+            test,
+            names,
+            prior,
+            y,
+            y_test,
+            kind: cfg.model,
+        })
+    }
+
+    /// Number of training rows.
+    pub fn n_train(&self) -> usize {
+        self.train.len()
+    }
+
+    /// Number of parameters.
+    pub fn dim(&self) -> usize {
+        self.names.len()
+    }
+
+    /// The model kind.
+    pub fn kind(&self) -> ModelKind {
+        self.kind
+    }
+}
+
+fn load_one_column(path: &Path, fmt: Format, target: Option<&str>) -> Result<Dataset, String> {
+    if fmt != Format::Csv {
+        return Err(format!(
+            "{}: --model gmm reads a one-column CSV",
+            path.display()
+        ));
+    }
+    let (header, values) = data::csv_table::read_columns(path).map_err(|e| e.to_string())?;
+    let col = match target {
+        Some(name) => header
+            .iter()
+            .position(|h| h == name)
+            .ok_or_else(|| format!("{}: no column named {name:?}", path.display()))?,
+        None if header.len() == 1 => 0,
+        None => {
+            return Err(format!(
+                "{}: {} columns; name the data column with --target",
+                path.display(),
+                header.len()
+            ));
+        }
+    };
+    let y: Vec<f32> = values.chunks_exact(header.len()).map(|r| r[col]).collect();
+    Ok(Dataset {
+        features: Features::Dense { x: vec![], d: 0 },
+        y,
+        names: vec![],
+    })
+}
+
+/// Runs `f` with the model of `problem` (the models borrow the problem's data).
+pub(crate) fn with_model<R>(
+    problem: &Problem,
+    f: impl FnOnce(&(dyn ModelSync + '_)) -> R,
+) -> Result<R, String> {
+    let err = |e: sgld::Error| format!("invalid data or prior: {e}");
+    match problem.kind {
+        ModelKind::Logistic => {
+            let prior = problem.prior.unwrap_or(PriorSpec::Laplace(1.0));
+            match prior {
+                PriorSpec::Laplace(b) => logistic(problem, Laplace::new(b).map_err(err)?, f),
+                PriorSpec::Gaussian(v) => logistic(problem, Gaussian::new(v).map_err(err)?, f),
+                PriorSpec::Nig { .. } => Err("the nig prior is for linreg".into()),
+            }
+        }
+        ModelKind::Linreg => {
+            let Some(PriorSpec::Nig { v, phi, psi }) = problem.prior else {
+                return Err("linreg needs a nig prior".into());
+            };
+            let x = match &problem.train.features {
+                Features::Dense { x, .. } => std::borrow::Cow::Borrowed(x),
+                Features::SparseBinary { .. } => std::borrow::Cow::Owned(problem.train.dense().ok_or_else(|| {
+                    format!(
+                        "linreg needs dense features: {} rows x {} features is more than {} values",
+                        problem.train.len(),
+                        problem.train.dim(),
+                        data::MAX_DENSE_VALUES
+                    )
+                })?),
+            };
+            let m = LinearRegression::new(&x, &problem.y, problem.train.dim(), v, phi, psi)
+                .map_err(err)?;
+            Ok(f(&m))
+        }
+        ModelKind::Gmm => {
+            let m = TiedMixture::paper(&problem.train.y).map_err(err)?;
+            Ok(f(&m))
+        }
+    }
+}
+
+fn logistic<P: Prior + Copy + Send + Sync, R>(
+    problem: &Problem,
+    prior: P,
+    f: impl FnOnce(&(dyn ModelSync + '_)) -> R,
+) -> Result<R, String> {
+    let err = |e: sgld::Error| format!("invalid data: {e}");
+    match &problem.train.features {
+        Features::Dense { x, d } => Ok(f(
+            &LogisticDense::new(x, &problem.y, *d, prior).map_err(err)?
+        )),
+        Features::SparseBinary {
+            offsets,
+            indices,
+            d,
+        } => {
+            // The narrowest index type that holds the features: the rows are drawn at
+            // random, and narrower rows keep more of the data set in cache.
+            let y = &problem.y;
+            if let Some(narrow) = data::narrow_indices::<u8>(indices) {
+                Ok(f(&sparse_logistic(offsets, &narrow, *d, y, prior)?))
+            } else if let Some(narrow) = data::narrow_indices::<u16>(indices) {
+                Ok(f(&sparse_logistic(offsets, &narrow, *d, y, prior)?))
+            } else {
+                Ok(f(&sparse_logistic(offsets, indices, *d, y, prior)?))
+            }
+        }
+    }
+}
+
+fn sparse_logistic<'a, P: Prior, I: SparseIndex>(
+    offsets: &'a [usize],
+    indices: &'a [I],
+    d: usize,
+    y: &'a [f32],
+    prior: P,
+) -> Result<LogisticSparse<'a, P, I>, String> {
+    let err = |e: sgld::Error| format!("invalid data: {e}");
+    let rows = SparseRows::narrow(offsets, indices, d).map_err(err)?;
+    LogisticSparse::new(rows, y, prior).map_err(err)
+}
+
+/// A model that can be shared across the chains' threads.
+pub trait ModelSync: Model + Sync {}
+impl<M: Model + Sync> ModelSync for M {}
+
+impl Problem {
+    /// The diagonal of the prior's precision at `theta`, for the Laplace approximation
+    /// of the warm-up: `1/(2b²)` for Laplace(b) (the precision of the Gaussian of the same
+    /// variance), `1/v` for Gaussian(v); for the Normal–inverse-gamma prior `1/(σ²V)` on
+    /// β and `ψ/σ²` on `log σ²` (the curvature of the inverse-gamma's log density in
+    /// `log σ²`); the §5.1 mixture's `1/10` and `1`.
+    pub fn prior_precision(&self, theta: &[f32]) -> Vec<f64> {
+        let d = theta.len();
+        match (self.kind, self.prior) {
+            (ModelKind::Logistic, Some(PriorSpec::Laplace(b))) => {
+                vec![1.0 / (2.0 * b as f64 * b as f64); d]
+            }
+            (ModelKind::Logistic, Some(PriorSpec::Gaussian(v))) => vec![1.0 / v as f64; d],
+            (ModelKind::Linreg, Some(PriorSpec::Nig { v, psi, .. })) => {
+                let inv_s2 = (-(theta[d - 1] as f64)).exp().min(1e30);
+                let mut p = vec![inv_s2 / v as f64; d];
+                p[d - 1] = psi as f64 * inv_s2;
+                p
+            }
+            (ModelKind::Gmm, _) => vec![0.1, 1.0],
+            _ => vec![1.0; d],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Sparse rows of any width reach the sampler as the same model: the gradient through
+    /// `logistic` equals the `u32` model's bit for bit, at dimensions that select `u8`,
+    /// `u16` and `u32` indices.
+    #[test]
+    fn sparse_logistic_is_the_same_model_at_every_index_width() {
+        for d in [6usize, 300, 70_000] {
+            let n = 40;
+            let (mut offsets, mut indices) = (vec![0usize], Vec::new());
+            for i in 0..n {
+                let mut row: Vec<u32> = (0..4)
+                    .map(|k| ((i * 37 + k * 101) % (d - 1)) as u32)
+                    .collect();
+                row.push(d as u32 - 1);
+                row.sort_unstable();
+                row.dedup();
+                indices.extend(row);
+                offsets.push(indices.len());
+            }
+            let y: Vec<f32> = (0..n)
+                .map(|i| if i % 3 == 0 { -1.0 } else { 1.0 })
+                .collect();
+            let problem = Problem {
+                train: Dataset {
+                    features: Features::SparseBinary {
+                        offsets: offsets.clone(),
+                        indices: indices.clone(),
+                        d,
+                    },
+                    y: y.clone(),
+                    names: (0..d).map(|j| j.to_string()).collect(),
+                },
+                test: None,
+                names: Vec::new(),
+                prior: None,
+                y: y.clone(),
+                y_test: Vec::new(),
+                kind: ModelKind::Logistic,
+            };
+            let prior = Gaussian::new(2.0).unwrap();
+            let theta: Vec<f32> = (0..d).map(|j| ((j % 7) as f32 - 3.0) * 0.1).collect();
+            let batch: Vec<usize> = (0..n).step_by(2).collect();
+            let grad = |m: &dyn Model| {
+                let mut g = vec![0.0f32; d];
+                m.add_log_lik_grad(&theta, &batch, &mut g);
+                g
+            };
+            let through = logistic(&problem, prior, |m| grad(m)).unwrap();
+            let wide = sparse_logistic(&offsets, &indices, d, &y, prior).unwrap();
+            assert_eq!(through, grad(&wide), "d = {d}");
+            assert!(through.iter().any(|&g| g != 0.0));
+        }
+    }
+}

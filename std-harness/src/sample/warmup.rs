@@ -1,0 +1,251 @@
+//! Stage 3, warm-up: the mode and its Laplace approximation, the chains' dispersed
+//! starts, the estimator (mini-batch or control variates) and the step size that puts
+//! the sampling threshold α of eq. 10 at `--alpha` in the preconditioned coordinates.
+
+use rand_core::SeedableRng;
+use serde::Serialize;
+use sgld::estimate::{sampling_threshold, threshold_scratch_len};
+use sgld::gradient::sample_batch;
+use sgld::noise::{DefaultRng, fill_normal};
+
+use super::chains::chain_seed;
+use super::config::SampleConfig;
+use super::mode::{self, MetricStore, Mode};
+use super::problem::{ModelSync, Problem};
+use crate::spec::InitSpec;
+
+/// The largest adapted step in the preconditioned coordinates: the Euler step inflates a
+/// unit variance by `1/(1 − ε/4)`, so 0.1 keeps that inflation of the sds near 1.3%.
+pub const MAX_WHITE_STEP: f64 = 0.1;
+
+/// Starts lie this many Laplace sds from the mode (overdispersed).
+pub const START_SPREAD: f64 = 2.0;
+
+/// The Laplace approximation at the mode.
+#[derive(Debug, Clone)]
+pub struct Laplace {
+    /// The mode search's result.
+    pub mode: Mode,
+    /// The covariance `M = P⁻¹` as a preconditioner.
+    pub metric: MetricStore,
+    /// The Cholesky factor of `P` (dense only): MALA's precision factor.
+    pub precision_factor: Option<Vec<f32>>,
+    /// `√Mⱼⱼ`.
+    pub sds: Vec<f64>,
+    /// The largest diagonal entry of `P` (a lower bound on its largest eigenvalue).
+    pub max_precision: f64,
+}
+
+/// The mode (L-BFGS from `start`) and the Laplace approximation there.
+pub fn laplace(problem: &Problem, model: &dyn ModelSync, start: &[f32]) -> Result<Laplace, String> {
+    let mode = mode::find_mode(model, start)?;
+    let prior = problem.prior_precision(&mode.theta);
+    let d = model.dim();
+    let p = mode::precision(model, &mode.theta, &prior);
+    let max_precision = if p.len() == d * d {
+        (0..d).map(|j| p[j * d + j]).fold(0.0, f64::max)
+    } else {
+        p.iter().copied().fold(0.0, f64::max)
+    };
+    let (metric, precision_factor) = mode::covariance(&p, d);
+    let sds = metric.sds();
+    Ok(Laplace {
+        mode,
+        metric,
+        precision_factor,
+        sds,
+        max_precision,
+    })
+}
+
+/// The start of the mode search: the first `--init` row, or zeros.
+pub fn search_start(cfg: &SampleConfig, problem: &Problem) -> Result<Vec<f32>, String> {
+    Ok(match init_rows(cfg, problem)? {
+        Some(rows) => rows[0].clone(),
+        None => vec![0.0; problem.dim()],
+    })
+}
+
+/// The `--init` rows, checked against the parameter names, if given.
+fn init_rows(cfg: &SampleConfig, problem: &Problem) -> Result<Option<Vec<Vec<f32>>>, String> {
+    let d = problem.dim();
+    let rows: Vec<Vec<f64>> = match &cfg.init {
+        None => return Ok(None),
+        Some(InitSpec::Values(v)) => vec![v.clone()],
+        Some(InitSpec::File(path)) => {
+            let (header, values) = crate::data::csv_table::read_columns(path)
+                .map_err(|e| format!("--init {}: {e}", path.display()))?;
+            if header != problem.names {
+                return Err(format!(
+                    "--init {}: the header must name the {d} parameters in order ({}…)",
+                    path.display(),
+                    problem
+                        .names
+                        .iter()
+                        .take(3)
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join(",")
+                ));
+            }
+            values
+                .chunks_exact(d)
+                .map(|r| r.iter().map(|&v| v as f64).collect())
+                .collect()
+        }
+    };
+    if let Some(r) = rows.iter().find(|r| r.len() != d) {
+        return Err(format!(
+            "--init gives {} values; the model has {d} parameters ({})",
+            r.len(),
+            problem.names.join(",")
+        ));
+    }
+    if rows.is_empty() {
+        return Err("--init: the file has no rows".into());
+    }
+    if rows.len() != 1 && rows.len() != cfg.chains {
+        return Err(format!(
+            "--init has {} rows: give one (every chain) or one per chain ({})",
+            rows.len(),
+            cfg.chains
+        ));
+    }
+    if rows.iter().flatten().any(|v| !v.is_finite()) {
+        return Err("--init values must be finite".into());
+    }
+    Ok(Some(
+        rows.iter()
+            .map(|r| r.iter().map(|&v| v as f32).collect())
+            .collect(),
+    ))
+}
+
+/// Each chain's start: `--init` as given, or the mode plus a draw from the Laplace
+/// approximation widened [`START_SPREAD`] times (each chain its own stream).
+pub fn starts(
+    cfg: &SampleConfig,
+    problem: &Problem,
+    lap: &Laplace,
+) -> Result<Vec<Vec<f32>>, String> {
+    if let Some(rows) = init_rows(cfg, problem)? {
+        return Ok((0..cfg.chains)
+            .map(|c| rows[c.min(rows.len() - 1)].clone())
+            .collect());
+    }
+    let d = problem.dim();
+    Ok((0..cfg.chains)
+        .map(|c| {
+            let mut rng = DefaultRng::seed_from_u64(chain_seed(cfg.seed, u64::MAX - 16 - c as u64));
+            let mut z = vec![0.0f32; d];
+            fill_normal(&mut rng, &mut z);
+            let z: Vec<f64> = z.iter().map(|&v| START_SPREAD * v as f64).collect();
+            let dz = lap.metric.sqrt_times(&z);
+            lap.mode
+                .theta
+                .iter()
+                .zip(&dz)
+                .map(|(&m, &v)| (m as f64 + v) as f32)
+                .collect()
+        })
+        .collect())
+}
+
+/// `λ_max` of the covariance of the per-example contributions to the gradient estimate
+/// in the whitened coordinates (`(M^½)ᵀ(∇log p(xᵢ|θ) − ∇log p(xᵢ|θ̂))` with control
+/// variates around `centre`, without them `(M^½)ᵀ∇log p(xᵢ|θ)`), over `rows`. Eq. 10
+/// then gives `α = ε N² λ / (4n)` for batch size `n`.
+pub fn noise_lambda(
+    model: &dyn ModelSync,
+    metric: &MetricStore,
+    theta: &[f32],
+    centre: Option<&[f32]>,
+    rows: &[usize],
+) -> Result<f64, String> {
+    let d = model.dim();
+    let m = rows.len();
+    let mut scores = vec![0.0f32; m * d];
+    let mut g = vec![0.0f32; d];
+    for (row, &i) in scores.chunks_exact_mut(d).zip(rows) {
+        g.fill(0.0);
+        model.add_log_lik_grad(theta, &[i], &mut g);
+        if let Some(c) = centre {
+            let mut gc = vec![0.0f32; d];
+            model.add_log_lik_grad(c, &[i], &mut gc);
+            for (a, b) in g.iter_mut().zip(&gc) {
+                *a -= b;
+            }
+        }
+        metric.whiten_grad(&g, row);
+    }
+    let mut scratch = vec![0.0f64; threshold_scratch_len(m, d)];
+    sampling_threshold(&scores, m, d, 1.0, model.len().max(m), None, &mut scratch)
+        .map(|t| t.lambda_max)
+        .map_err(|e| format!("the sampling threshold: {e}"))
+}
+
+/// The rows the noise is measured on: `min(N, max(1000, 4d))` drawn with `rng`.
+pub fn noise_rows(model: &dyn ModelSync, rng: &mut DefaultRng) -> Vec<usize> {
+    let n = model.len();
+    let m = n.min(1000.max(4 * model.dim())).max(2);
+    let mut rows = vec![0usize; m];
+    if m >= n {
+        rows = (0..n).collect();
+    } else if sample_batch(rng, n, &mut rows).is_err() {
+        rows = (0..m).collect();
+    }
+    rows
+}
+
+/// The adapted step size for noise `λ` (eq. 10 solved for ε at α = `alpha`, batch
+/// `n`), at most [`MAX_WHITE_STEP`].
+pub fn step_for(lambda: f64, alpha: f64, batch: usize, n_data: usize, temperature: f32) -> f64 {
+    let nd = n_data as f64;
+    // With temperature τ the injected noise is ετ: α = ε N² λ / (4 n τ).
+    let tau = if temperature > 0.0 {
+        temperature as f64
+    } else {
+        1.0
+    };
+    let eps = 4.0 * batch as f64 * alpha * tau / (nd * nd * lambda.max(f64::MIN_POSITIVE));
+    eps.min(MAX_WHITE_STEP)
+}
+
+/// α of eq. 10 at step `eps` for noise `λ`.
+pub fn alpha_at(eps: f64, lambda: f64, batch: usize, n_data: usize, temperature: f32) -> f64 {
+    let nd = n_data as f64;
+    let tau = if temperature > 0.0 {
+        temperature as f64
+    } else {
+        1.0
+    };
+    eps * nd * nd * lambda / (4.0 * batch as f64 * tau)
+}
+
+/// What the warm-up decided and measured, recorded in summary.json.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct WarmupSummary {
+    /// Whether the step, preconditioner and estimator were adapted (`--step-size auto`).
+    pub adapted: bool,
+    /// The sampler the chains ran (`precond`: SGLD with the Laplace preconditioner).
+    pub sampler: String,
+    /// `dense`, `diagonal` or `none`.
+    pub preconditioner: String,
+    /// Control-variate gradients around the mode.
+    pub cv: bool,
+    /// The step size the chains sampled with (the last, for a schedule).
+    pub step_size: f64,
+    /// α of eq. 10 at that step, measured at the chains' last states (largest).
+    pub alpha: f64,
+    /// L-BFGS iterations of the mode search.
+    pub mode_iterations: u32,
+    /// The log posterior at the mode estimate.
+    pub mode_log_posterior: f64,
+    /// Warm-up steps per chain (never summarised).
+    pub steps: u64,
+    /// Whether the chains agreed (split R̂ ≤ 1.01 over the warm-up's second half)
+    /// before the warm-up ended.
+    pub converged: bool,
+    /// The largest split R̂ over the warm-up's second half at its end.
+    pub rhat: f64,
+}
