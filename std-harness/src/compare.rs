@@ -328,7 +328,7 @@ fn write_outputs(
         "# sgld compare\n\nModel `{:?}` on `{}`: batch {}, {} steps x {} chains per sampler (burn-in as `--burn-in`), uniform weights, seed {}{}.\n\nReference: {}.\n\nESS is the smallest bulk ESS over the parameters (rank-normalised, split chains); ESS/1k grads counts per-example gradient evaluations (MALA: the whole data set per step). Errors are in units of the reference sd.\n\n{table}\n![comparison](compare.svg)\n",
         base.model,
         base.train.display(),
-        base.batch,
+        base.batch_or_default(),
         base.steps.unwrap_or(sample::DEFAULT_STEPS),
         base.chains,
         base.seed,

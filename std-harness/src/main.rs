@@ -16,7 +16,7 @@ use sgld_harness::experiments;
 use sgld_harness::sample::{
     self, ModelKind, SampleConfig, SamplerKind, SamplerSettings, Weighting,
 };
-use sgld_harness::spec::{BurnIn, InitSpec, PriorSpec, StepChoice, Thin};
+use sgld_harness::spec::{BatchSize, BurnIn, InitSpec, PriorSpec, StepChoice, Thin};
 
 /// Stochastic gradient Langevin dynamics (Welling & Teh 2011): sample models, reproduce
 /// the papers' experiments, manage data sets.
@@ -94,9 +94,10 @@ struct SampleArgs {
     /// by default.
     #[arg(long)]
     no_bias: bool,
-    /// Mini-batch size n.
-    #[arg(long, default_value_t = 10)]
-    batch: usize,
+    /// Mini-batch size n: auto (adapted runs: the smallest batch whose step is not
+    /// limited by alpha, or the whole data set; 10 with a given schedule) or a number.
+    #[arg(long, default_value = "auto")]
+    batch: BatchSize,
     /// Steps per chain: after warm-up with --step-size auto (default: until
     /// --target-ess), in all with a given schedule (default: 10000).
     #[arg(long)]
@@ -238,7 +239,7 @@ fn config(a: SampleArgs, sampler: SamplerKind) -> SampleConfig {
         target: a.target,
         prior: a.prior,
         no_bias: a.no_bias,
-        batch: a.batch,
+        batch: a.batch.0,
         steps: a.steps,
         step_size: a.step_size,
         burn_in: a.burn_in,

@@ -268,6 +268,25 @@ impl FromStr for StepChoice {
     }
 }
 
+/// `--batch auto | N`: `auto` picks the smallest batch at which the adapted step is
+/// limited by the discretisation rather than by α (the whole data set, without
+/// replacement, when that is cheaper); a number is used as given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchSize(pub Option<usize>);
+
+impl FromStr for BatchSize {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s == "auto" {
+            return Ok(BatchSize(None));
+        }
+        match s.parse::<usize>() {
+            Ok(n) if n >= 1 => Ok(BatchSize(Some(n))),
+            _ => Err(format!("batch {s:?} must be auto or a whole number >= 1")),
+        }
+    }
+}
+
 /// `--thin auto | K`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Thin {

@@ -13,11 +13,16 @@ use sgld::schedule::Constant;
 
 use super::chains::{Chain, SharedEstimator, Stretch, advance_all, chain_seed};
 use super::config::SampleConfig;
-use super::diagnose::{self, RHAT_MAX};
+use super::diagnose;
 use super::problem::ModelSync;
-use super::warmup::{self, Laplace, WarmupSummary};
+use super::warmup::{self, Laplace, MAX_WHITE_STEP, WarmupSummary};
 use super::{Bars, Sampled};
 use crate::spec::{BurnIn, Thin};
+
+/// Warm-up ends when the split R̂ of every parameter over the warm-up's second half is at
+/// most this: chains from dispersed starts then agree within a few Monte Carlo errors,
+/// which a transient they share cannot fake. The kept draws must then reach 1.01.
+pub const WARMUP_RHAT: f64 = 1.05;
 
 /// The step is set for α at this fraction of `--alpha`, so that α at any one state stays
 /// below it.
@@ -59,20 +64,16 @@ pub fn run(
         }
         Ok(sum / points.len().max(1) as f64)
     };
-    let step = |lambda: f64| {
-        warmup::step_for(
-            lambda,
-            ALPHA_MARGIN * cfg.alpha,
-            cfg.batch,
-            n,
-            cfg.temperature,
-        )
-    };
     let lam_plain = lambda_of(&probes, None)?;
     let lam_cv = lambda_of(&probes, Some(mode))?;
-    // Control variates cost two gradients a step: they pay when they allow a step more
-    // than twice as large.
-    let cv = cfg.cv || 2.0 / step(lam_cv) < 1.0 / step(lam_plain);
+    let Choice { batch, cv, full } = choose(cfg, n, lam_plain, lam_cv);
+    let step = |lambda: f64| {
+        if full {
+            MAX_WHITE_STEP
+        } else {
+            warmup::step_for(lambda, ALPHA_MARGIN * cfg.alpha, batch, n, cfg.temperature)
+        }
+    };
     let centre = cv.then_some(mode.as_slice());
     let mut eps = step(if cv { lam_cv } else { lam_plain });
 
@@ -114,7 +115,8 @@ pub fn run(
                 schedule: &schedule,
                 steps,
                 total: steps,
-                batch: cfg.batch,
+                batch,
+                full,
                 burn_in: BurnIn::Steps(0),
                 alpha: cfg.alpha,
                 thin,
@@ -161,7 +163,7 @@ pub fn run(
             if let Some(s) = diagnose::scan(&chains, d, half) {
                 rhat = s.max_rhat;
                 rate = Some(s.min_bulk.min(s.min_tail) / (warm / 2).max(1) as f64);
-                if s.max_rhat <= RHAT_MAX {
+                if s.max_rhat <= WARMUP_RHAT {
                     converged = true;
                 }
             }
@@ -196,11 +198,16 @@ pub fn run(
             }
             None => {
                 let target = cfg.target_ess;
+                // The first block from the warm-up's ESS per step (pessimistic: its window
+                // held the end of the transient), at most the warm-up's length; then each
+                // block what the ESS so far asks for, at most doubling the run.
+                let min_block = (20.0 / eps).ceil() as u64;
                 let mut next = match rate {
-                    Some(r) if r > 0.0 && r.is_finite() => (1.3 * target / r).ceil() as u64,
+                    Some(r) if r > 0.0 && r.is_finite() => (1.2 * target / r).ceil() as u64,
                     _ => (400.0 / eps).ceil() as u64,
                 }
-                .max((20.0 / eps).ceil() as u64);
+                .min(warm.max(min_block))
+                .max(min_block);
                 loop {
                     let len = next.min(budget - sampled).max(1);
                     run_stretch(&mut chains, eps, len, thin)?;
@@ -217,11 +224,11 @@ pub fn run(
                     }
                     let ess = s.min_bulk.min(s.min_tail);
                     let grow = if ess.is_finite() && ess > 0.0 && ess < target {
-                        1.3 * target / ess - 1.0
+                        1.2 * target / ess - 1.0
                     } else {
                         0.5
                     };
-                    next = ((sampled as f64 * grow.max(0.25)).ceil() as u64).max(1);
+                    next = ((sampled as f64 * grow.clamp(0.25, 1.0)).ceil() as u64).max(1);
                 }
                 if sampled >= budget {
                     notes.push(format!(
@@ -235,8 +242,10 @@ pub fn run(
     let seconds = started.elapsed().as_secs_f64();
     let alpha = if failed(&chains) {
         f64::NAN
+    } else if full {
+        0.0
     } else {
-        warmup::alpha_at(eps, end_lambda(&chains)?, cfg.batch, n, cfg.temperature)
+        warmup::alpha_at(eps, end_lambda(&chains)?, batch, n, cfg.temperature)
     };
     Ok(Sampled {
         chains,
@@ -247,6 +256,8 @@ pub fn run(
             sampler: "precond".into(),
             preconditioner: metric.kind().into(),
             cv,
+            batch,
+            full_batch: full,
             step_size: eps,
             alpha,
             mode_iterations: lap.mode.iterations,
@@ -257,7 +268,8 @@ pub fn run(
         },
         thin,
         step_label: "auto".into(),
-        grad_evals_per_step: (if cv { 2 } else { 1 } * cfg.batch) as f64,
+        grad_evals_per_step: (if cv { 2 } else { 1 } * batch) as f64,
+        batch,
         seconds,
         constant_step: true,
         notes,
@@ -267,4 +279,81 @@ pub fn run(
         stability: Some((eps, 1.0)),
         acceptance: None,
     })
+}
+
+/// The smallest batch an adapted run takes.
+pub const MIN_BATCH: usize = 10;
+
+/// The estimator and batch of an adapted run.
+struct Choice {
+    batch: usize,
+    cv: bool,
+    full: bool,
+}
+
+/// Picks the estimator and, for `--batch auto`, the batch. While α limits the step,
+/// `ε ∝ n` and the gradients per unit of ε are the same for every batch, so the best
+/// batch is the smallest whose step reaches [`MAX_WHITE_STEP`]:
+/// `n* = ε_max N² λ / (4ατ)` (eq. 10). Control variates cost two gradients a row; the
+/// whole data set (rows taken once each: no noise at all) costs `N`. The cheapest wins.
+fn choose(cfg: &SampleConfig, n: usize, lam_plain: f64, lam_cv: f64) -> Choice {
+    let alpha = ALPHA_MARGIN * cfg.alpha;
+    let step = |lam: f64, b: usize| warmup::step_for(lam, alpha, b, n, cfg.temperature);
+    if let Some(b) = cfg.batch {
+        // Control variates pay when they allow a step more than twice as large.
+        let cv = cfg.cv || 2.0 / step(lam_cv, b) < 1.0 / step(lam_plain, b);
+        return Choice {
+            batch: b,
+            cv,
+            full: false,
+        };
+    }
+    let tau = if cfg.temperature > 0.0 {
+        cfg.temperature as f64
+    } else {
+        1.0
+    };
+    let nd = n as f64;
+    let need = |lam: f64| {
+        let rows = (MAX_WHITE_STEP * nd * nd * lam / (4.0 * alpha * tau)).ceil();
+        if rows.is_finite() {
+            (rows.max(MIN_BATCH as f64)).min(f64::MAX) as usize
+        } else {
+            usize::MAX
+        }
+    };
+    let (n_plain, n_cv) = (need(lam_plain), need(lam_cv));
+    let cost = |rows: usize, per_row: usize| {
+        if rows < n {
+            (rows * per_row) as f64
+        } else {
+            f64::INFINITY
+        }
+    };
+    let (c_plain, c_cv, c_full) = (cost(n_plain, 1), cost(n_cv, 2), nd);
+    if cfg.cv && n_cv < n {
+        Choice {
+            batch: n_cv,
+            cv: true,
+            full: false,
+        }
+    } else if c_full <= c_plain.min(c_cv) {
+        Choice {
+            batch: n,
+            cv: false,
+            full: true,
+        }
+    } else if c_cv < c_plain {
+        Choice {
+            batch: n_cv,
+            cv: true,
+            full: false,
+        }
+    } else {
+        Choice {
+            batch: n_plain,
+            cv: false,
+            full: false,
+        }
+    }
 }

@@ -97,6 +97,8 @@ pub struct Stretch<'a, S> {
     pub total: u64,
     /// Mini-batch size.
     pub batch: usize,
+    /// Every step on the whole data set (exact gradients) instead of drawn batches.
+    pub full: bool,
     /// Which steps to keep: after a fixed number, or from the threshold's crossing.
     pub burn_in: BurnIn,
     /// The α target of `--burn-in auto`.
@@ -167,7 +169,11 @@ fn steps<S: Schedule, A: Sampler>(
     } else {
         vec![]
     };
-    let mut batch = vec![0usize; stretch.batch];
+    let mut batch: Vec<usize> = if stretch.full {
+        (0..n_data).collect()
+    } else {
+        vec![0usize; stretch.batch]
+    };
     // Threshold checks (`--burn-in auto` with a schedule) on an auxiliary batch.
     let m = stretch.batch.max(10).min(n_data.max(2));
     let auto = matches!(stretch.burn_in, BurnIn::Auto);
@@ -186,7 +192,7 @@ fn steps<S: Schedule, A: Sampler>(
     for k in 0..stretch.steps {
         let t = ch.steps_run;
         let eps = stretch.schedule.step_size(t);
-        if sample_batch(rng, n_data, &mut batch).is_err() {
+        if !stretch.full && sample_batch(rng, n_data, &mut batch).is_err() {
             ch.failure = Some((t + 1, "empty data set".into()));
             break;
         }

@@ -147,8 +147,8 @@ pub struct SampleConfig {
     pub prior: Option<PriorSpec>,
     /// No bias (intercept) feature (logistic and linreg).
     pub no_bias: bool,
-    /// Mini-batch size.
-    pub batch: usize,
+    /// Mini-batch size; `None`: chosen by the warm-up (adapted runs) or 10.
+    pub batch: Option<usize>,
     /// Steps per chain after warm-up; `None`: until `target_ess` (adapted runs) or
     /// 10,000 (a given schedule).
     pub steps: Option<u64>,
@@ -203,7 +203,7 @@ impl SampleConfig {
             target: None,
             prior: None,
             no_bias: false,
-            batch: 10,
+            batch: None,
             steps: None,
             step_size: StepChoice::Auto,
             burn_in: BurnIn::Auto,
@@ -232,6 +232,11 @@ impl SampleConfig {
         self.step_size == StepChoice::Auto && self.sampler.adapts()
     }
 
+    /// The batch of a run that does not choose its own: as given, or 10.
+    pub fn batch_or_default(&self) -> usize {
+        self.batch.unwrap_or(10)
+    }
+
     /// The user's schedule, if one was given.
     pub fn given_step(&self) -> Option<StepSpec> {
         match self.step_size {
@@ -243,7 +248,7 @@ impl SampleConfig {
 
 /// Checks the numbers of a configuration.
 pub fn validate(cfg: &SampleConfig) -> Result<(), String> {
-    if cfg.batch == 0 {
+    if cfg.batch == Some(0) {
         return Err("--batch must be at least 1".into());
     }
     if cfg.steps == Some(0) {

@@ -83,7 +83,8 @@ pub fn run(
         schedule: &schedule,
         steps,
         total: steps,
-        batch: cfg.batch,
+        batch: cfg.batch_or_default(),
+        full: false,
         burn_in: cfg.burn_in,
         alpha: cfg.alpha,
         thin,
@@ -135,7 +136,7 @@ pub fn run(
             }
             .map_err(bad("the Laplace metric"))?;
             with_opts!(mala);
-            n as f64 / cfg.batch as f64
+            n as f64 / cfg.batch_or_default() as f64
         }
     };
     let seconds = started.elapsed().as_secs_f64();
@@ -174,7 +175,7 @@ pub fn run(
             Some(warmup::alpha_at(
                 last_eps,
                 worst,
-                cfg.batch,
+                cfg.batch_or_default(),
                 n,
                 cfg.temperature,
             ))
@@ -202,6 +203,8 @@ pub fn run(
                 _ => "none".into(),
             },
             cv: use_cv,
+            batch: cfg.batch_or_default(),
+            full_batch: false,
             step_size: last_eps,
             alpha: alpha.unwrap_or(f64::NAN),
             mode_iterations: lap.mode.iterations,
@@ -211,8 +214,9 @@ pub fn run(
             rhat: f64::NAN,
         },
         thin,
+        batch: cfg.batch_or_default(),
         step_label: spec.to_string(),
-        grad_evals_per_step: grads * cfg.batch as f64,
+        grad_evals_per_step: grads * cfg.batch_or_default() as f64,
         seconds,
         constant_step: matches!(spec, StepSpec::Const(_)),
         notes,
@@ -240,7 +244,7 @@ fn burn_in(cfg: &SampleConfig, chains: &[Chain], steps: u64, n: usize) -> (u64, 
                 .min_by(|a, b| a.min_alpha.total_cmp(&b.min_alpha));
             let (min_alpha, lambda) =
                 best.map_or((f64::NAN, f64::NAN), |c| (c.min_alpha, c.lambda_at_min));
-            let eps_star = 4.0 * cfg.batch as f64 * cfg.alpha / ((n as f64).powi(2) * lambda);
+            let eps_star = 4.0 * cfg.batch_or_default() as f64 * cfg.alpha / ((n as f64).powi(2) * lambda);
             let which = if crossed == 0 {
                 format!(
                     "never fell below alpha = {} (smallest alpha seen",
@@ -272,7 +276,7 @@ fn scale_at(model: &dyn ModelSync, centre: &[f32], cfg: &SampleConfig) -> f64 {
     let d = model.dim();
     let est = MiniBatch::new(model);
     let mut rng = DefaultRng::seed_from_u64(chain_seed(cfg.seed, u64::MAX - 2));
-    let batch_len = cfg.batch.min(model.len()).max(1);
+    let batch_len = cfg.batch_or_default().min(model.len()).max(1);
     let (mut batch, mut g, mut sq) = (vec![0usize; batch_len], vec![0.0f32; d], vec![0.0f64; d]);
     for _ in 0..64 {
         if sample_batch(&mut rng, model.len(), &mut batch).is_err() {

@@ -44,6 +44,8 @@ pub struct Sampled {
     pub total_steps: u64,
     /// What the warm-up found.
     pub warmup: WarmupSummary,
+    /// The mini-batch size the chains used.
+    pub batch: usize,
     /// Every `thin`-th step kept.
     pub thin: u64,
     /// The schedule as given (`auto` when adapted).
@@ -129,11 +131,10 @@ fn run_impl(cfg: &SampleConfig, print: bool) -> Result<(Summary, Option<String>)
     validate(cfg)?;
     let problem = Problem::load(cfg)?;
     let n = problem.n_train();
-    if cfg.batch > n {
-        return Err(format!(
-            "--batch {} exceeds the {n} training rows",
-            cfg.batch
-        ));
+    if let Some(b) = cfg.batch
+        && b > n
+    {
+        return Err(format!("--batch {b} exceeds the {n} training rows"));
     }
     let data = DataFiles {
         train: data_file(&cfg.train)?,
@@ -234,7 +235,7 @@ fn run_impl(cfg: &SampleConfig, print: bool) -> Result<(Summary, Option<String>)
             .prior
             .map_or_else(|| "paper".to_string(), |p| p.to_string()),
         data,
-        batch: cfg.batch,
+        batch: sampled.batch,
         step_size: sampled.step_label.clone(),
         thin: sampled.thin,
         target_ess: cfg.target_ess,

@@ -182,10 +182,12 @@ pub fn print_table(s: &Summary, notes: &[String], out: &Path) {
             "warm-up: mode by L-BFGS ({} iterations), {} preconditioner (Laplace), {}, step {:.3e} (alpha {:.3} <= {}); {} steps{}",
             w.mode_iterations,
             w.preconditioner,
-            if w.cv {
-                "control variates"
+            if w.full_batch {
+                "the whole data set each step (exact gradients)".to_string()
+            } else if w.cv {
+                format!("control variates on batches of {}", w.batch)
             } else {
-                "mini-batch gradients"
+                format!("batches of {}", w.batch)
             },
             w.step_size,
             w.alpha,

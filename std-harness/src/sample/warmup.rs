@@ -233,6 +233,10 @@ pub struct WarmupSummary {
     pub preconditioner: String,
     /// Control-variate gradients around the mode.
     pub cv: bool,
+    /// The mini-batch size.
+    pub batch: usize,
+    /// Every step on the whole data set, each row once (exact gradients).
+    pub full_batch: bool,
     /// The step size the chains sampled with (the last, for a schedule).
     pub step_size: f64,
     /// α of eq. 10 at that step, measured at the chains' last states (largest).
@@ -243,7 +247,7 @@ pub struct WarmupSummary {
     pub mode_log_posterior: f64,
     /// Warm-up steps per chain (never summarised).
     pub steps: u64,
-    /// Whether the chains agreed (split R̂ ≤ 1.01 over the warm-up's second half)
+    /// Whether the chains agreed (split R̂ ≤ 1.05 over the warm-up's second half)
     /// before the warm-up ended.
     pub converged: bool,
     /// The largest split R̂ over the warm-up's second half at its end.
