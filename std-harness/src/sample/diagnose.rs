@@ -201,6 +201,7 @@ pub fn warnings(params: &[ParamSummary], ev: &Evidence<'_>) -> Vec<String> {
         ));
     }
     // Draws far wider than the Laplace approximation allows.
+    let mut random_walk = false;
     if let Some((j, ratio)) = params
         .iter()
         .zip(ev.laplace_sds)
@@ -214,8 +215,10 @@ pub fn warnings(params: &[ParamSummary], ev: &Evidence<'_>) -> Vec<String> {
             "the draws of {} spread {ratio:.3e} times wider than the posterior's curvature at the mode allows: the step size is too large for the chain to feel the gradient",
             params[j].name
         ));
+        random_walk = true;
     }
-    if let Some(msg) = modes(ev.chains, params) {
+    // Chains that a too-large step scattered are not modes.
+    if !random_walk && let Some(msg) = modes(ev.chains, params) {
         w.push(msg);
     }
     w

@@ -244,7 +244,8 @@ fn burn_in(cfg: &SampleConfig, chains: &[Chain], steps: u64, n: usize) -> (u64, 
                 .min_by(|a, b| a.min_alpha.total_cmp(&b.min_alpha));
             let (min_alpha, lambda) =
                 best.map_or((f64::NAN, f64::NAN), |c| (c.min_alpha, c.lambda_at_min));
-            let eps_star = 4.0 * cfg.batch_or_default() as f64 * cfg.alpha / ((n as f64).powi(2) * lambda);
+            let eps_star =
+                4.0 * cfg.batch_or_default() as f64 * cfg.alpha / ((n as f64).powi(2) * lambda);
             let which = if crossed == 0 {
                 format!(
                     "never fell below alpha = {} (smallest alpha seen",

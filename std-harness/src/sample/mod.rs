@@ -143,13 +143,25 @@ fn run_impl(cfg: &SampleConfig, print: bool) -> Result<(Summary, Option<String>)
     let bars = Bars::new(cfg.chains, cfg.progress);
     let (sampled, lap_sds, starts) = problem::with_model(&problem, |model| {
         let start = warmup::search_start(cfg, &problem)?;
-        let lap = warmup::laplace(&problem, model, &start)?;
+        // A given schedule runs without the mode (its chains then show the failure);
+        // the adapted warm-up needs it.
+        let (lap, lap_failed) = match warmup::laplace(&problem, model, &start) {
+            Ok(l) => (l, None),
+            Err(e) if !cfg.adaptive() => (warmup::Laplace::at(&start), Some(e)),
+            Err(e) => return Err(format!("warm-up: {e}")),
+        };
         let starts = warmup::starts(cfg, &problem, &lap)?;
-        let s = if cfg.adaptive() {
+        let mut s = if cfg.adaptive() {
             adaptive::run(cfg, model, &lap, &starts, &bars)?
         } else {
             fixed::run(cfg, model, &lap, &starts, &bars)?
         };
+        if let Some(e) = lap_failed {
+            s.warnings.insert(
+                0,
+                format!("no mode was found ({e}): the chains started around the start of the search with unit spread"),
+            );
+        }
         Ok::<_, String>((s, lap.sds, starts))
     })??;
     for b in &bars.bars {

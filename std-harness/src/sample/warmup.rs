@@ -36,6 +36,24 @@ pub struct Laplace {
     pub max_precision: f64,
 }
 
+impl Laplace {
+    /// A stand-in when no mode was found: `start` with unit variances.
+    pub fn at(start: &[f32]) -> Laplace {
+        let d = start.len();
+        Laplace {
+            mode: Mode {
+                theta: start.to_vec(),
+                log_post: f64::NAN,
+                iterations: 0,
+            },
+            metric: MetricStore::Diagonal(vec![1.0; d]),
+            precision_factor: None,
+            sds: vec![1.0; d],
+            max_precision: f64::NAN,
+        }
+    }
+}
+
 /// The mode (L-BFGS from `start`) and the Laplace approximation there.
 pub fn laplace(problem: &Problem, model: &dyn ModelSync, start: &[f32]) -> Result<Laplace, String> {
     let mode = mode::find_mode(model, start)?;
