@@ -227,7 +227,8 @@ fn steps<S: Schedule, A: Sampler>(
         let storing = match stretch.burn_in {
             BurnIn::Steps(b) => step > b,
             BurnIn::Auto => {
-                if ch.crossed.is_none() && (t % check_every == 0 || step == stretch.total) {
+                if ch.crossed.is_none() && (t.is_multiple_of(check_every) || step == stretch.total)
+                {
                     let ok = sample_batch(rng, n_data, &mut aux).is_ok()
                         && scores_into(model, state.theta(), &aux, &mut scores).is_ok();
                     if ok
@@ -257,7 +258,7 @@ fn steps<S: Schedule, A: Sampler>(
                 ch.crossed.is_some() || step > stretch.total / 2
             }
         };
-        if storing && step % stretch.thin == 0 {
+        if storing && step.is_multiple_of(stretch.thin) {
             ch.draws.extend_from_slice(state.theta());
             ch.steps.push(step);
             ch.eps.push(eps);

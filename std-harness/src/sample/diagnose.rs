@@ -232,7 +232,7 @@ fn modes(chains: &[Chain], params: &[ParamSummary]) -> Option<String> {
     }
     let d = params.len();
     for (j, p) in params.iter().enumerate() {
-        if !(p.rhat > 1.1) {
+        if p.rhat.is_nan() || p.rhat <= 1.1 {
             continue;
         }
         let stats: Vec<(f64, f64)> = chains

@@ -128,7 +128,7 @@ pub fn find_mode(model: &dyn ModelSync, start: &[f32]) -> Result<Mode, String> {
         }
         let p: Vec<f64> = q.iter().map(|v| -v).collect();
         let slope = dot(&g, &p);
-        if !(slope < 0.0) {
+        if slope.is_nan() || slope >= 0.0 {
             s_hist.clear();
             y_hist.clear();
             continue;

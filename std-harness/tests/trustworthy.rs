@@ -1,0 +1,352 @@
+//! `sgld sample` with its defaults: the adapted warm-up reaches the exact posterior,
+//! records how it got there, and every run that cannot be trusted says why.
+//!
+//! Tolerances: a mean within `z·sd/√ESS_bulk` plus the O(ε) bias the adapted step allows
+//! (α ≤ `--alpha`/2 and ε ≤ 0.1 in the preconditioned coordinates: under 0.05 sd), an sd
+//! within `z/√(2·ESS)` relative plus that bias (under 5%); `z = 4.5`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use nalgebra::{DMatrix, DVector};
+use serde_json::Value;
+use sgld::noise::{default_rng, fill_normal};
+
+const Z: f64 = 4.5;
+
+fn sgld() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_sgld"))
+}
+
+fn run(args: &[&str], out: &Path) -> Output {
+    sgld()
+        .arg("sample")
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap()
+}
+
+fn summary(dir: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
+}
+
+/// 500 rows of `y = 1.5 + 2a − b + 0.7e`.
+fn data_with_intercept(dir: &Path) -> (PathBuf, Vec<[f64; 3]>) {
+    let n = 500;
+    let mut z = vec![0.0f32; 3 * n];
+    fill_normal(&mut default_rng(21), &mut z);
+    let rows: Vec<[f64; 3]> = (0..n)
+        .map(|i| {
+            let (a, b) = (z[3 * i] as f64, z[3 * i + 1] as f64);
+            [a, b, 1.5 + 2.0 * a - b + 0.7 * z[3 * i + 2] as f64]
+        })
+        .collect();
+    let mut s = "a,b,y\n".to_string();
+    for r in &rows {
+        s += &format!("{},{},{}\n", r[0] as f32, r[1] as f32, r[2] as f32);
+    }
+    let path = dir.join("lin.csv");
+    std::fs::write(&path, s).unwrap();
+    // The values as the harness reads them.
+    let rows = rows.iter().map(|r| r.map(|v| v as f32 as f64)).collect();
+    (path, rows)
+}
+
+/// Exact means and sds of (β, bias, log σ²) under `nig:100,1,1` (the default prior).
+fn nig_exact(rows: &[[f64; 3]]) -> (Vec<f64>, Vec<f64>) {
+    let (v, phi, psi) = (100.0, 1.0, 1.0);
+    let n = rows.len();
+    let x = DMatrix::from_fn(n, 3, |i, j| if j < 2 { rows[i][j] } else { 1.0 });
+    let y = DVector::from_fn(n, |i, _| rows[i][2]);
+    let prec = x.transpose() * &x + DMatrix::identity(3, 3) / v;
+    let cov = prec.clone().try_inverse().unwrap();
+    let mu = &cov * x.transpose() * &y;
+    let phi_n = phi + n as f64 / 2.0;
+    let psi_n = psi + 0.5 * (y.dot(&y) - (mu.transpose() * &prec * &mu)[(0, 0)]);
+    let t_var = psi_n / phi_n * (2.0 * phi_n) / (2.0 * phi_n - 2.0);
+    let mut mean: Vec<f64> = mu.iter().copied().collect();
+    let mut sd: Vec<f64> = (0..3).map(|j| (cov[(j, j)] * t_var).sqrt()).collect();
+    // log σ² = log ψₙ − log G, G ~ Gamma(φₙ): mean log ψₙ − digamma(φₙ), var trigamma(φₙ).
+    mean.push(psi_n.ln() - digamma(phi_n));
+    sd.push(trigamma(phi_n).sqrt());
+    (mean, sd)
+}
+
+fn digamma(mut x: f64) -> f64 {
+    let mut r = 0.0;
+    while x < 6.0 {
+        r -= 1.0 / x;
+        x += 1.0;
+    }
+    let f = 1.0 / (x * x);
+    r + x.ln() - 0.5 / x - f * (1.0 / 12.0 - f * (1.0 / 120.0 - f / 252.0))
+}
+
+fn trigamma(mut x: f64) -> f64 {
+    let mut r = 0.0;
+    while x < 6.0 {
+        r += 1.0 / (x * x);
+        x += 1.0;
+    }
+    let f = 1.0 / (x * x);
+    r + 1.0 / x + f / 2.0 + f / x * (1.0 / 6.0 - f * (1.0 / 30.0 - f / 42.0))
+}
+
+#[test]
+fn defaults_reach_the_exact_posterior_with_an_intercept_and_record_how() {
+    let dir = tempfile::tempdir().unwrap();
+    let (train, rows) = data_with_intercept(dir.path());
+    let out = dir.path().join("out");
+    let o = run(
+        &["--model", "linreg", "--train", train.to_str().unwrap()],
+        &out,
+    );
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(!stdout.contains("warning:"), "{stdout}");
+    let s = summary(&out);
+    let names: Vec<&str> = s["params"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["beta[a]", "beta[b]", "bias", "log_sigma2"]);
+    let (mean, sd) = nig_exact(&rows);
+    for (j, p) in s["params"].as_array().unwrap().iter().enumerate() {
+        let (m, q, ess) = (
+            p["mean"].as_f64().unwrap(),
+            p["sd"].as_f64().unwrap(),
+            p["ess_bulk"].as_f64().unwrap(),
+        );
+        assert!(
+            ess >= 400.0 && p["ess_tail"].as_f64().unwrap() >= 400.0,
+            "{p}"
+        );
+        assert!(p["rhat"].as_f64().unwrap() <= 1.01, "{p}");
+        let mean_tol = Z / ess.sqrt() + 0.05;
+        assert!(
+            (m - mean[j]).abs() <= mean_tol * sd[j],
+            "{}: mean {m} vs exact {} (sd {})",
+            p["name"],
+            mean[j],
+            sd[j]
+        );
+        let sd_tol = Z / (2.0 * ess).sqrt() + 0.05;
+        assert!(
+            (q / sd[j] - 1.0).abs() <= sd_tol,
+            "{}: sd {q} vs exact {}",
+            p["name"],
+            sd[j]
+        );
+    }
+    // What reproduces the run.
+    assert_eq!(s["warnings"].as_array().unwrap().len(), 0);
+    assert_eq!(s["seed"], 2011);
+    assert_eq!(s["prior"], "nig:100,1,1");
+    assert_eq!(s["step_size"], "auto");
+    assert_eq!(s["weighting"], "uniform");
+    assert_eq!(s["data"]["train"]["sha256"].as_str().unwrap().len(), 64);
+    assert!(s["version"].is_string() && s["command_line"].is_array());
+    let w = &s["warmup"];
+    assert_eq!(w["adapted"], true);
+    assert_eq!(w["converged"], true);
+    assert!(w["alpha"].as_f64().unwrap() <= 0.1, "{w}");
+    assert!(w["step_size"].as_f64().unwrap() > 0.0);
+    assert_eq!(s["burn_in"], w["steps"]);
+    // Four different starts, none of them kept.
+    let starts = s["starts"].as_array().unwrap();
+    assert_eq!(starts.len(), 4);
+    assert_ne!(starts[0], starts[1]);
+    let draws = std::fs::read_to_string(out.join("draws.csv")).unwrap();
+    let first_step: u64 = draws
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split(',')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(first_step > s["burn_in"].as_u64().unwrap());
+
+    // --no-bias keeps the intercept-free model.
+    let o = run(
+        &[
+            "--model",
+            "linreg",
+            "--train",
+            train.to_str().unwrap(),
+            "--no-bias",
+            "--steps",
+            "500",
+        ],
+        &dir.path().join("nb"),
+    );
+    assert!(o.status.success());
+    assert_eq!(summary(&dir.path().join("nb"))["dim"], 3);
+}
+
+#[test]
+fn same_seed_same_numbers_whatever_the_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let (train, _) = data_with_intercept(dir.path());
+    let mut params = vec![];
+    for threads in ["1", "2"] {
+        let out = dir.path().join(format!("t{threads}"));
+        let o = sgld()
+            .env("RAYON_NUM_THREADS", threads)
+            .args([
+                "sample",
+                "--model",
+                "linreg",
+                "--train",
+                train.to_str().unwrap(),
+            ])
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success());
+        let s = summary(&out);
+        params.push((
+            s["params"].clone(),
+            s["warmup"]["step_size"].clone(),
+            s["steps"].clone(),
+        ));
+    }
+    assert_eq!(params[0], params[1]);
+}
+
+#[test]
+fn hostile_runs_end_in_a_warning_or_an_error_that_names_the_cause() {
+    let dir = tempfile::tempdir().unwrap();
+    let (train, _) = data_with_intercept(dir.path());
+    let t = train.to_str().unwrap();
+    let warned = |args: &[&str], want: &str| {
+        let out = dir.path().join("w");
+        let o = run(args, &out);
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(
+            stdout.contains("warning:") && stdout.contains(want),
+            "{args:?}: {stdout}"
+        );
+        let s = summary(&out);
+        let ws = s["warnings"].as_array().unwrap();
+        assert!(
+            ws.iter().any(|w| w.as_str().unwrap().contains(want)),
+            "{ws:?}"
+        );
+        // --strict turns the warnings into a failure.
+        let mut strict = args.to_vec();
+        strict.push("--strict");
+        assert!(!run(&strict, &out).status.success(), "{args:?} --strict");
+    };
+    // A step far too large for the posterior.
+    warned(
+        &[
+            "--model",
+            "linreg",
+            "--train",
+            t,
+            "--step-size",
+            "const:3e-3",
+            "--steps",
+            "2000",
+        ],
+        "random walk",
+    );
+    // Too short to mix from dispersed starts.
+    warned(
+        &[
+            "--model",
+            "linreg",
+            "--train",
+            t,
+            "--step-size",
+            "range:1e-5,1e-6",
+            "--steps",
+            "300",
+            "--burn-in",
+            "100",
+        ],
+        "R̂ > 1.01",
+    );
+    // A sampling threshold the step cannot reach.
+    warned(
+        &[
+            "--model",
+            "linreg",
+            "--train",
+            t,
+            "--step-size",
+            "const:1e-3",
+            "--steps",
+            "3000",
+            "--batch",
+            "1",
+        ],
+        "above --alpha",
+    );
+
+    // No draws kept: an error, not a table of NaN.
+    let o = run(
+        &[
+            "--model",
+            "linreg",
+            "--train",
+            t,
+            "--step-size",
+            "const:1e-4",
+            "--steps",
+            "100",
+            "--burn-in",
+            "50",
+            "--thin",
+            "500",
+        ],
+        &dir.path().join("e"),
+    );
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("no draws were kept") && err.contains("--thin"),
+        "{err}"
+    );
+
+    // --init: a start per parameter, checked.
+    let o = run(
+        &["--model", "linreg", "--train", t, "--init", "1,2"],
+        &dir.path().join("i"),
+    );
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("4 parameters"));
+    let o = run(
+        &[
+            "--model",
+            "linreg",
+            "--train",
+            t,
+            "--init",
+            "2,-1,1.5,-0.7",
+            "--steps",
+            "500",
+        ],
+        &dir.path().join("i"),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s = summary(&dir.path().join("i"));
+    assert_eq!(s["starts"][0][0].as_f64().unwrap(), 2.0);
+    assert_eq!(s["starts"][3][3].as_f64().unwrap() as f32, -0.7f32);
+}
