@@ -8,9 +8,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use nalgebra::{DMatrix, DVector};
 use serde_json::Value;
 use sgld::noise::{default_rng, fill_normal};
+use sgld_harness::exact::NigPosterior;
 
 const Z: f64 = 4.5;
 
@@ -56,42 +56,13 @@ fn data_with_intercept(dir: &Path) -> (PathBuf, Vec<[f64; 3]>) {
 
 /// Exact means and sds of (β, bias, log σ²) under `nig:100,1,1` (the default prior).
 fn nig_exact(rows: &[[f64; 3]]) -> (Vec<f64>, Vec<f64>) {
-    let (v, phi, psi) = (100.0, 1.0, 1.0);
-    let n = rows.len();
-    let x = DMatrix::from_fn(n, 3, |i, j| if j < 2 { rows[i][j] } else { 1.0 });
-    let y = DVector::from_fn(n, |i, _| rows[i][2]);
-    let prec = x.transpose() * &x + DMatrix::identity(3, 3) / v;
-    let cov = prec.clone().try_inverse().unwrap();
-    let mu = &cov * x.transpose() * &y;
-    let phi_n = phi + n as f64 / 2.0;
-    let psi_n = psi + 0.5 * (y.dot(&y) - (mu.transpose() * &prec * &mu)[(0, 0)]);
-    let t_var = psi_n / phi_n * (2.0 * phi_n) / (2.0 * phi_n - 2.0);
-    let mut mean: Vec<f64> = mu.iter().copied().collect();
-    let mut sd: Vec<f64> = (0..3).map(|j| (cov[(j, j)] * t_var).sqrt()).collect();
-    // log σ² = log ψₙ − log G, G ~ Gamma(φₙ): mean log ψₙ − digamma(φₙ), var trigamma(φₙ).
-    mean.push(psi_n.ln() - digamma(phi_n));
-    sd.push(trigamma(phi_n).sqrt());
-    (mean, sd)
-}
-
-fn digamma(mut x: f64) -> f64 {
-    let mut r = 0.0;
-    while x < 6.0 {
-        r -= 1.0 / x;
-        x += 1.0;
-    }
-    let f = 1.0 / (x * x);
-    r + x.ln() - 0.5 / x - f * (1.0 / 12.0 - f * (1.0 / 120.0 - f / 252.0))
-}
-
-fn trigamma(mut x: f64) -> f64 {
-    let mut r = 0.0;
-    while x < 6.0 {
-        r += 1.0 / (x * x);
-        x += 1.0;
-    }
-    let f = 1.0 / (x * x);
-    r + 1.0 / x + f / 2.0 + f / x * (1.0 / 6.0 - f * (1.0 / 30.0 - f / 42.0))
+    let x: Vec<f32> = rows
+        .iter()
+        .flat_map(|r| [r[0] as f32, r[1] as f32, 1.0])
+        .collect();
+    let y: Vec<f32> = rows.iter().map(|r| r[2] as f32).collect();
+    let p = NigPosterior::new(&x, &y, 3, 100.0, 1.0, 1.0).unwrap();
+    (p.mean(), p.sd())
 }
 
 #[test]

@@ -308,16 +308,12 @@ fn choose(cfg: &SampleConfig, n: usize, lam_plain: f64, lam_cv: f64) -> Choice {
             full: false,
         };
     }
-    let tau = if cfg.temperature > 0.0 {
-        cfg.temperature as f64
-    } else {
-        1.0
-    };
     let nd = n as f64;
     let need = |lam: f64| {
-        let rows = (MAX_WHITE_STEP * nd * nd * lam / (4.0 * alpha * tau)).ceil();
+        // α at the largest step with a batch of one, over the target: the rows needed.
+        let rows = (warmup::alpha_at(MAX_WHITE_STEP, lam, 1, n, cfg.temperature) / alpha).ceil();
         if rows.is_finite() {
-            (rows.max(MIN_BATCH as f64)).min(f64::MAX) as usize
+            rows.max(MIN_BATCH as f64).min(usize::MAX as f64) as usize
         } else {
             usize::MAX
         }

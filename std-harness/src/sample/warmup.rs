@@ -218,18 +218,18 @@ pub fn noise_rows(model: &dyn ModelSync, rng: &mut DefaultRng) -> Vec<usize> {
 /// The adapted step size for noise `λ` (eq. 10 solved for ε at α = `alpha`, batch
 /// `n`), at most [`MAX_WHITE_STEP`].
 pub fn step_for(lambda: f64, alpha: f64, batch: usize, n_data: usize, temperature: f32) -> f64 {
-    let nd = n_data as f64;
-    // With temperature τ the injected noise is ετ: α = ε N² λ / (4 n τ).
-    let tau = if temperature > 0.0 {
-        temperature as f64
-    } else {
-        1.0
-    };
-    let eps = 4.0 * batch as f64 * alpha * tau / (nd * nd * lambda.max(f64::MIN_POSITIVE));
-    eps.min(MAX_WHITE_STEP)
+    let per_unit = alpha_at(
+        1.0,
+        lambda.max(f64::MIN_POSITIVE),
+        batch,
+        n_data,
+        temperature,
+    );
+    (alpha / per_unit).min(MAX_WHITE_STEP)
 }
 
-/// α of eq. 10 at step `eps` for noise `λ`.
+/// α of eq. 10 at step `eps` for noise `λ`: `ε N² λ / (4 n τ)` (the injected noise of
+/// temperature τ is ετ; τ = 0 counts as 1).
 pub fn alpha_at(eps: f64, lambda: f64, batch: usize, n_data: usize, temperature: f32) -> f64 {
     let nd = n_data as f64;
     let tau = if temperature > 0.0 {
