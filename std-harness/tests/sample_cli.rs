@@ -11,7 +11,7 @@
 //! stochastic-gradient noise covariance), which is computed from the data in each test.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
 use nalgebra::{DMatrix, DVector};
 use serde_json::Value;
@@ -20,11 +20,9 @@ use sgld::models::{Gaussian, LogisticDense};
 use sgld::noise::{default_rng, fill_normal};
 use sgld::schedule::Constant;
 
-const Z: f64 = 4.5;
+use common::{param_names, sgld, summary};
 
-fn sgld() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_sgld"))
-}
+const Z: f64 = 4.5;
 
 fn normals(n: usize, seed: u64) -> Vec<f32> {
     let mut v = vec![0.0; n];
@@ -54,20 +52,6 @@ fn run_ok(args: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     stdout
-}
-
-/// The parameter names of a summary, in order.
-fn param_names(s: &Value) -> Vec<&str> {
-    s["params"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["name"].as_str().unwrap())
-        .collect()
-}
-
-fn summary(dir: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
 }
 
 /// 600 rows, 3 features; labels from a logistic model with β = (1.5, −1, 0.5), bias −0.3.

@@ -6,17 +6,16 @@
 //! within `z/√(2·ESS)` relative plus that bias (under 5%); `z = 4.5`.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-use serde_json::Value;
+mod common;
+
 use sgld::noise::{default_rng, fill_normal};
 use sgld_harness::exact::NigPosterior;
 
-const Z: f64 = 4.5;
+use common::{param_names, sgld, summary};
 
-fn sgld() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_sgld"))
-}
+const Z: f64 = 4.5;
 
 fn run(args: &[&str], out: &Path) -> Output {
     sgld()
@@ -26,10 +25,6 @@ fn run(args: &[&str], out: &Path) -> Output {
         .arg(out)
         .output()
         .unwrap()
-}
-
-fn summary(dir: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
 }
 
 /// 500 rows of `y = 1.5 + 2a − b + 0.7e`.
@@ -82,13 +77,10 @@ fn defaults_reach_the_exact_posterior_with_an_intercept_and_record_how() {
     );
     assert!(!stdout.contains("warning:"), "{stdout}");
     let s = summary(&out);
-    let names: Vec<&str> = s["params"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, ["beta[a]", "beta[b]", "bias", "log_sigma2"]);
+    assert_eq!(
+        param_names(&s),
+        ["beta[a]", "beta[b]", "bias", "log_sigma2"]
+    );
     let (mean, sd) = nig_exact(&rows);
     for (j, p) in s["params"].as_array().unwrap().iter().enumerate() {
         let (m, q, ess) = (

@@ -6,12 +6,11 @@
 use std::time::Instant;
 
 use rand_core::SeedableRng;
-use sgld::gradient::{ControlVariate, MiniBatch};
-use sgld::noise::{DefaultRng, fill_normal};
+use sgld::noise::DefaultRng;
 use sgld::sampler::PrecondSgld;
 use sgld::schedule::Constant;
 
-use super::chains::{Chain, SharedEstimator, Stretch, advance_all, chain_seed};
+use super::chains::{self, Chain, Estimator, Stretch, advance_all, chain_seed};
 use super::config::SampleConfig;
 use super::diagnose;
 use super::problem::ModelSync;
@@ -43,18 +42,7 @@ pub fn run(
     let mut rng = DefaultRng::seed_from_u64(chain_seed(cfg.seed, u64::MAX - 3));
     let rows = warmup::noise_rows(model, &mut rng);
     // The noise of both estimators at four draws from the Laplace approximation.
-    let probes: Vec<Vec<f32>> = (0..4)
-        .map(|_| {
-            let mut z = vec![0.0f32; d];
-            fill_normal(&mut rng, &mut z);
-            let z: Vec<f64> = z.iter().map(|&v| v as f64).collect();
-            let dz = metric.sqrt_times(&z);
-            mode.iter()
-                .zip(&dz)
-                .map(|(&m, &v)| (m as f64 + v) as f32)
-                .collect()
-        })
-        .collect();
+    let probes: Vec<Vec<f32>> = (0..4).map(|_| lap.draw(&mut rng, 1.0)).collect();
     // α varies from point to point: the mean over the points, with the step set for
     // half the target.
     let lambda_of = |points: &[Vec<f32>], centre: Option<&[f32]>| -> Result<f64, String> {
@@ -77,16 +65,9 @@ pub fn run(
     let centre = cv.then_some(mode.as_slice());
     let mut eps = step(if cv { lam_cv } else { lam_plain });
 
-    let mut cv_buf = vec![0.0f32; ControlVariate::<()>::buffer_len(d)];
-    let mini = MiniBatch::new(model);
-    let cv_est;
-    let est: &SharedEstimator<'_> = if cv {
-        cv_est = ControlVariate::new(model, mode, &mut cv_buf)
-            .map_err(|e| format!("control variates: {e}"))?;
-        &cv_est
-    } else {
-        &mini
-    };
+    let mut cv_buf = Vec::new();
+    let estimator = Estimator::new(model, centre, &mut cv_buf)?;
+    let est = estimator.shared();
     let bad = |what: &'static str| move |e: sgld::Error| format!("{what}: {e}");
     let mut sampler = PrecondSgld::new(metric.metric(), d)
         .map_err(bad("the Laplace preconditioner"))?
@@ -101,11 +82,7 @@ pub fn run(
         // coordinates).
         Thin::Auto => ((0.5 / eps).round() as u64).max(1),
     };
-    let mut chains: Vec<Chain> = starts
-        .iter()
-        .enumerate()
-        .map(|(c, s)| Chain::new(s.clone(), chain_seed(cfg.seed, c as u64)))
-        .collect();
+    let mut chains = chains::from_starts(starts, cfg.seed);
     let started = Instant::now();
     let run_stretch =
         |chains: &mut [Chain], eps: f64, steps: u64, thin: u64| -> Result<(), String> {
@@ -277,7 +254,6 @@ pub fn run(
         alpha: Some(alpha),
         // In the whitened coordinates the posterior's curvature is about 1.
         stability: Some((eps, 1.0)),
-        acceptance: None,
     })
 }
 

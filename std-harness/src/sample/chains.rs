@@ -5,7 +5,7 @@ use indicatif::ProgressBar;
 use rand_core::SeedableRng;
 use rayon::prelude::*;
 use sgld::estimate::{sampling_threshold, scores_into, threshold_scratch_len};
-use sgld::gradient::{GradientEstimator, sample_batch};
+use sgld::gradient::{ControlVariate, GradientEstimator, MiniBatch, sample_batch};
 use sgld::noise::DefaultRng;
 use sgld::sampler::{ChainState, Sampler};
 use sgld::schedule::Schedule;
@@ -15,6 +15,53 @@ use crate::spec::BurnIn;
 
 /// The gradient estimator the chains share.
 pub type SharedEstimator<'a> = dyn GradientEstimator + Sync + 'a;
+
+/// The gradient estimator of a run: eq. 4's mini-batch sum, or control variates around
+/// a centre (the caller owns their buffer).
+pub enum Estimator<'a> {
+    /// `N/n` times the batch's sum.
+    MiniBatch(MiniBatch<&'a dyn ModelSync>),
+    /// Control variates around the centre.
+    Cv(ControlVariate<'a, &'a dyn ModelSync>),
+}
+
+impl<'a> Estimator<'a> {
+    /// Control variates around `centre` when given (their full-data gradient into
+    /// `buf`), the mini-batch estimator otherwise.
+    pub fn new(
+        model: &'a dyn ModelSync,
+        centre: Option<&'a [f32]>,
+        buf: &'a mut Vec<f32>,
+    ) -> Result<Self, String> {
+        Ok(match centre {
+            Some(c) => {
+                buf.resize(ControlVariate::<()>::buffer_len(model.dim()), 0.0);
+                Estimator::Cv(
+                    ControlVariate::new(model, c, buf)
+                        .map_err(|e| format!("control variates: {e}"))?,
+                )
+            }
+            None => Estimator::MiniBatch(MiniBatch::new(model)),
+        })
+    }
+
+    /// The estimator the chains share.
+    pub fn shared(&self) -> &SharedEstimator<'a> {
+        match self {
+            Estimator::MiniBatch(m) => m,
+            Estimator::Cv(c) => c,
+        }
+    }
+}
+
+/// The chains of a run, chain `c` at `starts[c]` with generator stream `c` of `seed`.
+pub fn from_starts(starts: &[Vec<f32>], seed: u64) -> Vec<Chain> {
+    starts
+        .iter()
+        .enumerate()
+        .map(|(c, s)| Chain::new(s.clone(), chain_seed(seed, c as u64)))
+        .collect()
+}
 
 /// Mixes a seed and a chain number into an independent generator seed (SplitMix64).
 pub fn chain_seed(seed: u64, chain: u64) -> u64 {

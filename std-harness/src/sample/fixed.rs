@@ -6,12 +6,12 @@ use std::time::Instant;
 
 use rand_core::SeedableRng;
 use sgld::Sgld;
-use sgld::gradient::{ControlVariate, GradientEstimator, MiniBatch, sample_batch};
+use sgld::gradient::{GradientEstimator, MiniBatch, sample_batch};
 use sgld::noise::DefaultRng;
 use sgld::sampler::{Mala, PrecondSgld, Psgld, Sampler, Sghd, Sghmc, Sgnht};
 use sgld::schedule::Schedule;
 
-use super::chains::{Chain, SharedEstimator, Stretch, advance_all, chain_seed};
+use super::chains::{self, Chain, Estimator, Stretch, advance_all, chain_seed};
 use super::config::{SampleConfig, SamplerKind, cv_applies};
 use super::mode::{self, MetricStore};
 use super::problem::{ModelSync, Problem, with_model};
@@ -61,16 +61,10 @@ pub fn run(
         .schedule(steps)
         .map_err(|e| format!("--step-size {spec}: {e}"))?;
     let use_cv = cv_applies(cfg.sampler, cfg.cv);
-    let mut cv_buf = vec![0.0f32; ControlVariate::<()>::buffer_len(d)];
-    let mini = MiniBatch::new(model);
-    let cv_est;
-    let est: &SharedEstimator<'_> = if use_cv {
-        cv_est = ControlVariate::new(model, &lap.mode.theta, &mut cv_buf)
-            .map_err(|e| format!("control variates: {e}"))?;
-        &cv_est
-    } else {
-        &mini
-    };
+    let mut cv_buf = Vec::new();
+    let centre = use_cv.then_some(lap.mode.theta.as_slice());
+    let estimator = Estimator::new(model, centre, &mut cv_buf)?;
+    let est = estimator.shared();
     // precond and sghd: the Laplace covariance scaled to mean variance 1, so that a step
     // ε moves every direction as SGLD's ε moves one of the mean variance.
     let mean_var = lap.sds.iter().map(|s| s * s).sum::<f64>() / d.max(1) as f64;
@@ -90,11 +84,7 @@ pub fn run(
         thin,
         count_moves: cfg.sampler == SamplerKind::Mala,
     };
-    let mut chains: Vec<Chain> = starts
-        .iter()
-        .enumerate()
-        .map(|(c, s)| Chain::new(s.clone(), chain_seed(cfg.seed, c as u64)))
-        .collect();
+    let mut chains = chains::from_starts(starts, cfg.seed);
     bars.extend(steps);
     let started = Instant::now();
     let bad = |what: &'static str| move |e: sgld::Error| format!("{what}: {e}");
@@ -150,10 +140,8 @@ pub fn run(
         ));
     }
     let last_eps = schedule.step_size(steps.saturating_sub(1)) as f64;
-    let max_eps = (0..steps.min(1 << 20))
-        .step_by((steps / 1000).max(1) as usize)
-        .map(|t| schedule.step_size(t) as f64)
-        .fold(schedule.step_size(0) as f64, f64::max);
+    // Every schedule takes its largest step first (a cyclical one at each cycle's start).
+    let max_eps = schedule.step_size(0) as f64;
     // eq. 10 at the chains' ends, for the samplers whose step it describes.
     let alpha = match cfg.sampler {
         SamplerKind::Sgld | SamplerKind::Precond if !chains.iter().any(|c| c.failure.is_some()) => {
@@ -165,7 +153,6 @@ pub fn run(
             };
             let mut rng = DefaultRng::seed_from_u64(chain_seed(cfg.seed, u64::MAX - 3));
             let rows = warmup::noise_rows(model, &mut rng);
-            let centre = use_cv.then_some(lap.mode.theta.as_slice());
             let mut worst = 0.0f64;
             for c in &chains {
                 worst = worst.max(warmup::noise_lambda(
@@ -186,7 +173,8 @@ pub fn run(
         SamplerKind::Sgld | SamplerKind::Sghmc | SamplerKind::Sgnht => {
             Some((max_eps, lap.max_precision))
         }
-        SamplerKind::Precond | SamplerKind::Sghd => Some((max_eps, mean_var)),
+        // M = Σ/s: the curvature in the metric's coordinates is about 1/s.
+        SamplerKind::Precond | SamplerKind::Sghd => Some((max_eps, 1.0 / mean_var)),
         _ => None,
     };
     Ok(Sampled {
@@ -223,7 +211,6 @@ pub fn run(
         warnings,
         alpha,
         stability,
-        acceptance: None,
     })
 }
 
@@ -301,7 +288,8 @@ fn scale_at(model: &dyn ModelSync, centre: &[f32], cfg: &SampleConfig) -> f64 {
 pub fn psgld_scale(cfg: &SampleConfig) -> Result<f64, String> {
     let problem = Problem::load(cfg)?;
     with_model(&problem, |model| -> Result<f64, String> {
-        let start = warmup::search_start(cfg, &problem)?;
+        let init = warmup::init_rows(cfg, &problem)?;
+        let start = warmup::search_start(init.as_deref(), problem.dim());
         let m = mode::find_mode(model, &start)?;
         Ok(scale_at(model, &m.theta, cfg))
     })?

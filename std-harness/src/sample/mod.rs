@@ -64,8 +64,6 @@ pub struct Sampled {
     pub alpha: Option<f64>,
     /// (largest step, curvature) for the stability check.
     pub stability: Option<(f64, f64)>,
-    /// MALA's acceptance rate.
-    pub acceptance: Option<f64>,
 }
 
 /// One progress bar per chain, hidden unless asked for.
@@ -142,7 +140,8 @@ fn run_impl(cfg: &SampleConfig, print: bool) -> Result<(Summary, Option<String>)
     };
     let bars = Bars::new(cfg.chains, cfg.progress);
     let (sampled, lap_sds, starts) = problem::with_model(&problem, |model| {
-        let start = warmup::search_start(cfg, &problem)?;
+        let init = warmup::init_rows(cfg, &problem)?;
+        let start = warmup::search_start(init.as_deref(), problem.dim());
         // A given schedule runs without the mode (its chains then show the failure);
         // the adapted warm-up needs it.
         let (lap, lap_failed) = match warmup::laplace(&problem, model, &start) {
@@ -150,7 +149,7 @@ fn run_impl(cfg: &SampleConfig, print: bool) -> Result<(Summary, Option<String>)
             Err(e) if !cfg.adaptive() => (warmup::Laplace::at(&start), Some(e)),
             Err(e) => return Err(format!("warm-up: {e}")),
         };
-        let starts = warmup::starts(cfg, &problem, &lap)?;
+        let starts = warmup::starts(cfg, &lap, init.as_deref());
         let mut s = if cfg.adaptive() {
             adaptive::run(cfg, model, &lap, &starts, &bars)?
         } else {
@@ -228,7 +227,7 @@ fn run_impl(cfg: &SampleConfig, print: bool) -> Result<(Summary, Option<String>)
         temperature: cfg.temperature,
         grad_evals_per_step: sampled.grad_evals_per_step,
         pilot_steps: sampled.warmup.mode_iterations as u64,
-        acceptance: acceptance.or(sampled.acceptance),
+        acceptance,
         n_train: n,
         dim: problem.dim(),
         steps: sampled.total_steps,

@@ -364,17 +364,11 @@ pub fn covariance(p: &[f64], d: usize) -> (MetricStore, Option<Vec<f32>>) {
     }
     let factor = Some(r.iter().map(|&v| v as f32).collect());
     match sgld::linalg::cholesky(&mut sigma, d) {
-        Ok(()) => {
-            for i in 0..d {
-                for j in i + 1..d {
-                    sigma[i * d + j] = 0.0;
-                }
-            }
-            (
-                MetricStore::Cholesky(sigma.iter().map(|&v| v as f32).collect()),
-                factor,
-            )
-        }
+        // The factor's strict upper triangle is zero.
+        Ok(()) => (
+            MetricStore::Cholesky(sigma.iter().map(|&v| v as f32).collect()),
+            factor,
+        ),
         Err(_) => (diagonal(p, d + 1), factor),
     }
 }

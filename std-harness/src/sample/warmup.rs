@@ -37,6 +37,20 @@ pub struct Laplace {
 }
 
 impl Laplace {
+    /// The mode plus `spread` times a draw from the approximation: `θ̂ + spread·M^½ z`.
+    pub fn draw(&self, rng: &mut DefaultRng, spread: f64) -> Vec<f32> {
+        let mut z = vec![0.0f32; self.mode.theta.len()];
+        fill_normal(rng, &mut z);
+        let z: Vec<f64> = z.iter().map(|&v| spread * v as f64).collect();
+        let dz = self.metric.sqrt_times(&z);
+        self.mode
+            .theta
+            .iter()
+            .zip(&dz)
+            .map(|(&m, &v)| (m as f64 + v) as f32)
+            .collect()
+    }
+
     /// A stand-in when no mode was found: `start` with unit variances.
     pub fn at(start: &[f32]) -> Laplace {
         let d = start.len();
@@ -77,15 +91,12 @@ pub fn laplace(problem: &Problem, model: &dyn ModelSync, start: &[f32]) -> Resul
 }
 
 /// The start of the mode search: the first `--init` row, or zeros.
-pub fn search_start(cfg: &SampleConfig, problem: &Problem) -> Result<Vec<f32>, String> {
-    Ok(match init_rows(cfg, problem)? {
-        Some(rows) => rows[0].clone(),
-        None => vec![0.0; problem.dim()],
-    })
+pub fn search_start(init: Option<&[Vec<f32>]>, d: usize) -> Vec<f32> {
+    init.map_or_else(|| vec![0.0; d], |rows| rows[0].clone())
 }
 
 /// The `--init` rows, checked against the parameter names, if given.
-fn init_rows(cfg: &SampleConfig, problem: &Problem) -> Result<Option<Vec<Vec<f32>>>, String> {
+pub fn init_rows(cfg: &SampleConfig, problem: &Problem) -> Result<Option<Vec<Vec<f32>>>, String> {
     let d = problem.dim();
     let rows: Vec<Vec<f64>> = match &cfg.init {
         None => return Ok(None),
@@ -139,34 +150,21 @@ fn init_rows(cfg: &SampleConfig, problem: &Problem) -> Result<Option<Vec<Vec<f32
     ))
 }
 
-/// Each chain's start: `--init` as given, or the mode plus a draw from the Laplace
-/// approximation widened [`START_SPREAD`] times (each chain its own stream).
-pub fn starts(
-    cfg: &SampleConfig,
-    problem: &Problem,
-    lap: &Laplace,
-) -> Result<Vec<Vec<f32>>, String> {
-    if let Some(rows) = init_rows(cfg, problem)? {
-        return Ok((0..cfg.chains)
+/// Each chain's start: the `--init` rows as given (one row: every chain), or the mode
+/// plus a draw from the Laplace approximation widened [`START_SPREAD`] times (each
+/// chain its own stream).
+pub fn starts(cfg: &SampleConfig, lap: &Laplace, init: Option<&[Vec<f32>]>) -> Vec<Vec<f32>> {
+    match init {
+        Some(rows) => (0..cfg.chains)
             .map(|c| rows[c.min(rows.len() - 1)].clone())
-            .collect());
+            .collect(),
+        None => (0..cfg.chains)
+            .map(|c| {
+                let seed = chain_seed(cfg.seed, u64::MAX - 16 - c as u64);
+                lap.draw(&mut DefaultRng::seed_from_u64(seed), START_SPREAD)
+            })
+            .collect(),
     }
-    let d = problem.dim();
-    Ok((0..cfg.chains)
-        .map(|c| {
-            let mut rng = DefaultRng::seed_from_u64(chain_seed(cfg.seed, u64::MAX - 16 - c as u64));
-            let mut z = vec![0.0f32; d];
-            fill_normal(&mut rng, &mut z);
-            let z: Vec<f64> = z.iter().map(|&v| START_SPREAD * v as f64).collect();
-            let dz = lap.metric.sqrt_times(&z);
-            lap.mode
-                .theta
-                .iter()
-                .zip(&dz)
-                .map(|(&m, &v)| (m as f64 + v) as f32)
-                .collect()
-        })
-        .collect())
 }
 
 /// `λ_max` of the covariance of the per-example contributions to the gradient estimate
@@ -183,12 +181,12 @@ pub fn noise_lambda(
     let d = model.dim();
     let m = rows.len();
     let mut scores = vec![0.0f32; m * d];
-    let mut g = vec![0.0f32; d];
+    let (mut g, mut gc) = (vec![0.0f32; d], vec![0.0f32; d]);
     for (row, &i) in scores.chunks_exact_mut(d).zip(rows) {
         g.fill(0.0);
         model.add_log_lik_grad(theta, &[i], &mut g);
         if let Some(c) = centre {
-            let mut gc = vec![0.0f32; d];
+            gc.fill(0.0);
             model.add_log_lik_grad(c, &[i], &mut gc);
             for (a, b) in g.iter_mut().zip(&gc) {
                 *a -= b;
