@@ -71,6 +71,28 @@ impl fmt::Display for Error {
     }
 }
 
+impl Error {
+    /// What went wrong, as a fixed string without the numbers — for a device's log, where
+    /// formatting the `f64` of [`Error::InvalidStepSize`] through `Display` links about
+    /// 18 KiB of float-printing code.
+    ///
+    /// ```
+    /// let e = sgld::Error::InvalidStepSize { value: -1.0 };
+    /// assert_eq!(e.summary(), "step size not finite and positive");
+    /// ```
+    pub fn summary(&self) -> &'static str {
+        match *self {
+            Error::LengthMismatch { .. } => "buffer length mismatch",
+            Error::EmptyBatch => "empty mini-batch",
+            Error::IndexOutOfRange { .. } => "index out of range",
+            Error::NonFinite { .. } => "NaN or infinite value",
+            Error::InvalidStepSize { .. } => "step size not finite and positive",
+            Error::InvalidParameter { what } => what,
+            Error::Empty { what } => what,
+        }
+    }
+}
+
 impl core::error::Error for Error {}
 
 /// Checks that `found == expected`, naming `what` otherwise.
@@ -114,5 +136,16 @@ pub(crate) fn check_step_size(eps: f64) -> Result<(), Error> {
         Ok(())
     } else {
         Err(Error::InvalidStepSize { value: eps })
+    }
+}
+
+/// [`check_step_size`] for an f32 step, with no f64 operation unless it fails (the
+/// per-step check on targets without an f64 FPU).
+#[inline]
+pub(crate) fn check_step_size_f32(eps: f32) -> Result<(), Error> {
+    if eps.is_finite() && eps > 0.0 {
+        Ok(())
+    } else {
+        Err(Error::InvalidStepSize { value: eps as f64 })
     }
 }

@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 #![no_std]
-#![forbid(unsafe_code)]
+// One `unsafe` block in the crate: `math::vsqrt`, the Cortex-M4F's square root instruction.
+#![deny(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod error;

@@ -1,7 +1,13 @@
-//! Numerically stable scalar functions: a branch-free exp, sigmoid, log-sigmoid, softplus.
+//! Numerically stable scalar functions: a branch-free exp, sigmoid, log-sigmoid, softplus,
+//! and the single-precision `sqrt` and `ln` of the hot paths.
 //!
 //! Each is finite for every finite argument, up to `±f32::MAX` (resp. `±f64::MAX`): an
 //! `exp` that overflows does so only where the result is already its limit.
+//!
+//! [`exp`], [`sigmoid`], [`sqrt`] and [`ln`] use f32 arithmetic only: on a target whose
+//! FPU is single precision (the Cortex-M4F) or that has none, an f64 operation is a call
+//! into a software routine tens of instructions long, so nothing a step runs per example
+//! goes through f64 ([`libm`]'s `expf`, `logf` and `sinf` compute in f64 inside).
 
 /// The logistic function `σ(z) = 1 / (1 + e^{−z})`, in `[0, 1]`.
 ///
@@ -101,6 +107,108 @@ fn exp_with<const FUSED: bool>(x: f32) -> f32 {
     let (k1, k2) = (k >> 1, k - (k >> 1));
     let two = |e: i32| f32::from_bits(((e + 127) as u32) << 23);
     y * two(k1) * two(k2)
+}
+
+/// `√x`, correctly rounded: the hardware instruction where the target has one — x86's
+/// `sqrtss`, AArch64's `fsqrt` and wasm's `f32.sqrt` (through [`libm::sqrtf`]), and
+/// `vsqrt.f32` on 32-bit ARM with a hard-float FPU (the Cortex-M4F), which libm does not
+/// use — and libm's software routine elsewhere. NaN for `x < 0`.
+///
+/// ```
+/// assert_eq!(sgld::math::sqrt(2.25), 1.5);
+/// assert_eq!(sgld::math::sqrt(0.0), 0.0);
+/// assert!(sgld::math::sqrt(-1.0).is_nan());
+/// ```
+#[inline(always)]
+pub fn sqrt(x: f32) -> f32 {
+    #[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
+    {
+        vsqrt(x)
+    }
+    #[cfg(not(all(target_arch = "arm", target_abi = "eabihf")))]
+    {
+        libm::sqrtf(x)
+    }
+}
+
+/// `vsqrt.f32` on 32-bit ARM with a hard-float FPU.
+#[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
+#[allow(unsafe_code)]
+#[inline(always)]
+fn vsqrt(x: f32) -> f32 {
+    let y: u32;
+    // SAFETY: the instructions move `x` into `s15`, take its square root there and move
+    // it out; `s15` is declared clobbered, they touch no memory and no stack and leave
+    // the flags alone, and the hard-float ABI guarantees the FPU they need. The embedded
+    // firmware (core/embedded, run under QEMU by its run.sh) checks this function bit
+    // for bit against libm's correctly rounded software `sqrtf`.
+    unsafe {
+        core::arch::asm!(
+            "vmov s15, {x}",
+            "vsqrt.f32 s15, s15",
+            "vmov {y}, s15",
+            x = in(reg) x.to_bits(),
+            y = lateout(reg) y,
+            out("s15") _,
+            options(pure, nomem, nostack, preserves_flags)
+        );
+    }
+    f32::from_bits(y)
+}
+
+/// `ln x` in f32 arithmetic only (Cephes' `logf`): `x = 2ᵉ·(1 + f)` with
+/// `1 + f ∈ [√½, √2)`, `ln(1 + f)` by a degree-9 polynomial, `e·ln 2` in two parts.
+/// Within 2 ulps of the exact value (the tests compare it with libm's over every
+/// binade); `−∞` at 0, NaN below 0 and for NaN, `∞` at `∞`; subnormals are exact-scaled
+/// first.
+///
+/// ```
+/// use sgld::math::ln;
+/// assert_eq!(ln(1.0), 0.0);
+/// assert!((ln(core::f32::consts::E) - 1.0).abs() <= f32::EPSILON);
+/// assert_eq!(ln(0.0), f32::NEG_INFINITY);
+/// assert!(ln(-1.0).is_nan());
+/// ```
+#[inline]
+pub fn ln(x: f32) -> f32 {
+    if !(x > 0.0 && x < f32::INFINITY) {
+        return if x == 0.0 {
+            f32::NEG_INFINITY
+        } else if x == f32::INFINITY {
+            x
+        } else {
+            f32::NAN
+        };
+    }
+    // Subnormals: scale into the normal range, exactly.
+    let (x, e_bias) = if x < f32::MIN_POSITIVE {
+        (x * 8_388_608.0, -23)
+    } else {
+        (x, 0)
+    };
+    let bits = x.to_bits();
+    // The exponent of x relative to [√½, √2): mantissas at or above √2/2 of the binade
+    // move up one.
+    const SQRT_HALF_BITS: u32 = 0x3f35_04f3;
+    let k = bits.wrapping_sub(SQRT_HALF_BITS) as i32 >> 23;
+    let m = f32::from_bits(bits.wrapping_sub((k as u32) << 23));
+    let e = (k + e_bias) as f32;
+    let f = m - 1.0;
+    let z = f * f;
+    let p = [
+        7.037_683_6e-2,
+        -1.151_461e-1,
+        1.167_699_9e-1,
+        -1.242_014_1e-1,
+        1.424_932_3e-1,
+        -1.666_805_8e-1,
+        2.000_071_5e-1,
+        -2.499_999_4e-1,
+        3.333_333e-1,
+    ];
+    let poly = p.iter().fold(0.0f32, |acc, &c| acc * f + c);
+    let y = f * z * poly + e * exp_consts::LN2_LO - 0.5 * z;
+    f + y + e * exp_consts::LN2_HI
 }
 
 /// `softplus(x) = ln(1 + eˣ) = max(x, 0) + ln(1 + e^{−|x|})`.

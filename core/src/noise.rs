@@ -116,7 +116,11 @@ pub fn fill_normal<R: Rng + ?Sized>(rng: &mut R, out: &mut [f32]) {
     {
         reference::fill_normal(rng, out)
     }
-    #[cfg(not(sgld_force_scalar))]
+    #[cfg(all(not(sgld_force_scalar), sgld_scalar_target))]
+    {
+        fill_normal_lanes(rng, out)
+    }
+    #[cfg(not(any(sgld_force_scalar, sgld_scalar_target)))]
     {
         fill_normal_simd(rng, out)
     }
@@ -125,6 +129,39 @@ pub fn fill_normal<R: Rng + ?Sized>(rng: &mut R, out: &mut [f32]) {
 /// The SIMD implementation behind [`fill_normal`] (public so tests and benches can
 /// compare it with [`reference::fill_normal`] under either cfg).
 pub fn fill_normal_simd<R: Rng + ?Sized>(rng: &mut R, out: &mut [f32]) {
+    fill_blocks(rng, out, pairs)
+}
+
+/// The SIMD implementation's arithmetic one pair at a time, in plain f32 (no libm): what
+/// [`fill_normal`] runs on a target where `wide` has no SIMD backend (a Cortex-M4F), where
+/// it equals [`fill_normal_simd`] bit for bit, each `mul_add` being two roundings there
+/// too. Elsewhere within a few ulps of it (the tests compare them).
+pub fn fill_normal_lanes<R: Rng + ?Sized>(rng: &mut R, out: &mut [f32]) {
+    // A block's words from its own `fill_bytes` call (the same words as the SIMD path's
+    // calls of up to four blocks, for a generator whose 128-byte pieces concatenate), and
+    // each normal written where it goes: no staging arrays to clear and copy.
+    for block in out.chunks_mut(2 * WORDS) {
+        let mut bytes = [0u8; 8 * WORDS];
+        rng.fill_bytes(&mut bytes);
+        let halves = bytes.as_chunks::<4>().0;
+        if block.len() == 2 * WORDS {
+            let (cos_half, sin_half) = block.split_at_mut(WORDS);
+            for (j, (c, s)) in cos_half.iter_mut().zip(sin_half).enumerate() {
+                (*c, *s) = lanes::pair(halves, j);
+            }
+        } else {
+            lanes::write_pairwise(halves, block);
+        }
+    }
+}
+
+/// The block layout of [`fill_normal`] around a block's Box–Muller `pairs`.
+#[inline(always)]
+fn fill_blocks<R: Rng + ?Sized>(
+    rng: &mut R,
+    out: &mut [f32],
+    pairs: impl Fn(&[u64; WORDS]) -> ([f32; WORDS], [f32; WORDS]),
+) {
     // Words for up to four blocks come from one `fill_bytes` call, into a buffer on a
     // cache line of its own, so that a generator's vector stores and the vector loads
     // here never straddle two lines (a straddling store does not forward to its load:
@@ -163,6 +200,11 @@ pub(crate) fn fill_block_pairwise<R: Rng + ?Sized>(rng: &mut R, out: &mut [f32; 
         reference::fill_normal(rng, &mut block);
         let [c, s]: [[f32; WORDS]; 2] = cast(block);
         (c, s)
+    } else if cfg!(sgld_scalar_target) {
+        let mut bytes = [0u8; 8 * WORDS];
+        rng.fill_bytes(&mut bytes);
+        lanes::write_pairwise(bytes.as_chunks::<4>().0, out);
+        return;
     } else {
         pairs(&words(rng))
     };
@@ -429,6 +471,67 @@ mod vector {
         // (sector 32 is sector 0).
         let (rs, rc) = (r * lookup32(&SIN_32, s), r * lookup32(&COS_32, s));
         (rc.mul_sub(cos_x, rs * sin_x), rs.mul_add(cos_x, rc * sin_x))
+    }
+}
+
+/// [`vector`]'s arithmetic on one pair: the same operations in the same order, each
+/// `mul_add` as a multiply and an add.
+mod lanes {
+    use super::vector::{COS_32, LN_RECIP, SIN_32, SQRT_HALF, TWO_LN_RECIP};
+    use super::{TWO_PI_OVER_2_24, WORDS};
+
+    /// Pair `j` of a block from its 32 little-endian halves (see the module docs): the
+    /// radius from half `j`, the angle from half `16 + j`.
+    #[inline(always)]
+    pub(super) fn pair(halves: &[[u8; 4]], j: usize) -> (f32, f32) {
+        let half = |i: usize| halves.get(i).map_or(0, |h| u32::from_le_bytes(*h));
+        let rb = (half(j) >> 1) as i32;
+        let ab = (half(WORDS + j) >> 8) as i32;
+        let u = rb as f32 + 0.5;
+        let y = minus_two_ln_scaled(u);
+        // `max(y, 0)` (y is never NaN here).
+        let r = crate::math::sqrt(if y > 0.0 { y } else { 0.0 });
+        polar(r, ab)
+    }
+
+    /// The first `out.len()` (at most 32) normals of a block in the pairwise order of a
+    /// partial block: `[c₀, s₀, c₁, s₁, …]`.
+    pub(super) fn write_pairwise(halves: &[[u8; 4]], out: &mut [f32]) {
+        for (j, p) in out.chunks_mut(2).enumerate() {
+            let (c, s) = pair(halves, j);
+            p[0] = c;
+            if let Some(x) = p.get_mut(1) {
+                *x = s;
+            }
+        }
+    }
+
+    /// [`super::vector::minus_two_ln_scaled`] on one value.
+    #[inline(always)]
+    fn minus_two_ln_scaled(x: f32) -> f32 {
+        const SQRT_HALF_BITS: i32 = SQRT_HALF.to_bits() as i32;
+        let k = (x.to_bits() as i32).wrapping_sub(SQRT_HALF_BITS + (31 << 23));
+        let e = (k >> 23) as f32;
+        let f = f32::from_bits(((k & 0x007f_ffff) + SQRT_HALF_BITS) as u32);
+        let j = ((k >> 19) & 15) as usize;
+        let t = f * LN_RECIP[j] - 1.0;
+        let q = ((t * -0.4 + 0.5) * t + -2.0 / 3.0) * t + 1.0;
+        let y = (t * t) * q - (t + t);
+        let y = e * (-2.0 * -2.121_944_4e-4) + y + TWO_LN_RECIP[j];
+        e * (-2.0 * 0.693_359_4) + y
+    }
+
+    /// [`super::vector::polar`] on one pair.
+    #[inline(always)]
+    fn polar(r: f32, a: i32) -> (f32, f32) {
+        let s = (a + (1 << 18)) >> 19;
+        let x = (a - (s << 19)) as f32 * TWO_PI_OVER_2_24;
+        let z = x * x;
+        let sin_x = (x * z) * (z * (1.0 / 120.0) + -1.0 / 6.0) + x;
+        let cos_x = z * (z * (1.0 / 24.0) + -0.5) + 1.0;
+        let sector = (s & 31) as usize;
+        let (rs, rc) = (r * SIN_32[sector], r * COS_32[sector]);
+        (rc * cos_x - rs * sin_x, rs * cos_x + rc * sin_x)
     }
 }
 

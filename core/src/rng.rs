@@ -16,6 +16,7 @@
 use core::convert::Infallible;
 
 use rand_core::{SeedableRng, TryRng};
+#[cfg(not(sgld_scalar_target))]
 use wide::u64x8;
 
 /// Lanes advanced per round.
@@ -114,6 +115,23 @@ impl Xoshiro256x8 {
     }
 
     /// Advances every lane once and returns their outputs, lane order.
+    #[cfg(sgld_scalar_target)]
+    #[inline(never)]
+    pub fn round(&mut self) -> [u64; LANES] {
+        // A target without 64-bit SIMD: one lane at a time (`wide`'s emulation of the
+        // vectors below is the same arithmetic, unrolled eight times).
+        let [s0, s1, s2, s3] = &mut self.s;
+        let mut out = [0u64; LANES];
+        for k in 0..LANES {
+            let mut lane = [s0[k], s1[k], s2[k], s3[k]];
+            out[k] = step1(&mut lane);
+            [s0[k], s1[k], s2[k], s3[k]] = lane;
+        }
+        out
+    }
+
+    /// Advances every lane once and returns their outputs, lane order.
+    #[cfg(not(sgld_scalar_target))]
     #[inline(always)]
     pub fn round(&mut self) -> [u64; LANES] {
         // One vector per state word (`wide` runs it as scalar code where there is no

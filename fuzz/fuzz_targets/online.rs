@@ -7,7 +7,7 @@ use sgld::Sgld;
 use sgld::estimate::WeightedMoments;
 use sgld::models::Gaussian;
 use sgld::noise::default_rng;
-use sgld::online::{OnlineSgld, SparseBinaryExample};
+use sgld::online::{Examples, OnlineSgld, SparseBinaryExample};
 use sgld::schedule::Constant;
 
 fuzz_target!(|input: (Vec<(Vec<u32>, f32)>, f32, u64)| {
@@ -18,10 +18,12 @@ fuzz_target!(|input: (Vec<(Vec<u32>, f32)>, f32, u64)| {
     let (mut theta, mut scratch) = ([0.0f32; 6], [0.0f32; Sgld::scratch_len(6)]);
     let mut store = [0.0f64; WeightedMoments::storage_len(6)];
     let mut batch = [0usize; 3];
-    let mut learner = OnlineSgld::<SparseBinaryExample<4>, _, _, 8>::new(
+    let mut window = Examples::<SparseBinaryExample<4>, 8>::new();
+    let mut learner = OnlineSgld::new(
+        &mut window,
         &mut theta,
         &mut scratch,
-        &mut store,
+        WeightedMoments::new(&mut store, 6).unwrap(),
         &mut batch,
         Gaussian::new(1.0).unwrap(),
         schedule,

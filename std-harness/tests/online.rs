@@ -10,7 +10,7 @@ use sgld::estimate::WeightedMoments;
 use sgld::gradient::{MiniBatch, sample_batch};
 use sgld::models::{Laplace, LogisticSparse, SparseRows};
 use sgld::noise::DefaultRng;
-use sgld::online::{Example, OnlineSgld, SparseBinaryExample};
+use sgld::online::{Example, Examples, OnlineSgld, SparseBinaryExample};
 use sgld::schedule::{Polynomial, Schedule};
 use sgld_harness::data::{Dataset, Features, libsvm};
 
@@ -34,16 +34,19 @@ impl Buffers {
         }
     }
 
-    /// A learner from θ = 0 with a Laplace(1) prior and plain SGLD.
-    fn learner<E: Example, const CAP: usize>(
-        &mut self,
+    /// A learner from θ = 0 with a Laplace(1) prior and plain SGLD, its window in
+    /// `examples`.
+    fn learner<'a, E: Example, const CAP: usize>(
+        &'a mut self,
+        examples: &'a mut Examples<E, CAP>,
         schedule: Polynomial,
         burn_in: u64,
-    ) -> OnlineSgld<'_, E, Laplace, Polynomial, CAP> {
+    ) -> OnlineSgld<'a, E, Laplace, Polynomial, WeightedMoments<'a>, CAP> {
         OnlineSgld::new(
+            examples,
             &mut self.theta,
             &mut self.scratch,
-            &mut self.store,
+            WeightedMoments::new(&mut self.store, D).unwrap(),
             &mut self.batch,
             Laplace::new(1.0).unwrap(),
             schedule,
@@ -127,7 +130,8 @@ fn streaming_a9a_matches_the_batch_run_within_one_point() {
     }
     let schedule = Polynomial::from_range(1e-3, 1e-5, 0.55, n as u64).unwrap();
     let mut buffers = Buffers::new();
-    let mut learner = buffers.learner::<SparseBinaryExample<16>, 512>(schedule, n as u64 / 2);
+    let mut window = Examples::<SparseBinaryExample<16>, 512>::new();
+    let mut learner = buffers.learner(&mut window, schedule, n as u64 / 2);
     for &i in &order {
         let ex = SparseBinaryExample::new(&idx[o[i]..o[i + 1]], train.y[i]).unwrap();
         let info = learner.push(ex, &mut rng).unwrap();
@@ -169,8 +173,10 @@ fn narrow_examples_learn_exactly_what_wide_ones_do() {
     let n = 3000;
     let schedule = Polynomial::from_range(1e-3, 1e-5, 0.55, n as u64).unwrap();
     let (mut b8, mut b32) = (Buffers::new(), Buffers::new());
-    let mut narrow = b8.learner::<SparseBinaryExample<16, u8>, 128>(schedule, 100);
-    let mut wide = b32.learner::<SparseBinaryExample<16>, 128>(schedule, 100);
+    let mut w8 = Examples::<SparseBinaryExample<16, u8>, 128>::new();
+    let mut w32 = Examples::<SparseBinaryExample<16>, 128>::new();
+    let mut narrow = b8.learner(&mut w8, schedule, 100);
+    let mut wide = b32.learner(&mut w32, schedule, 100);
     let (mut rng8, mut rng32) = (DefaultRng::seed_from_u64(5), DefaultRng::seed_from_u64(5));
     for i in 0..n {
         let row = &idx[o[i]..o[i + 1]];

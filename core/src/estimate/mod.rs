@@ -4,7 +4,34 @@
 mod thinning;
 mod threshold;
 mod weighted;
+mod weighted_f32;
 
 pub use thinning::MixingThinner;
 pub use threshold::{Threshold, sampling_threshold, scores_into, threshold_scratch_len};
 pub use weighted::WeightedMoments;
+pub use weighted_f32::WeightedMomentsF32;
+
+use crate::Error;
+
+/// A running estimate that takes weighted samples, as the online learner feeds it:
+/// [`WeightedMoments`] (f64) or [`WeightedMomentsF32`] (f32 only, for targets without an
+/// f64 FPU).
+pub trait Accumulator {
+    /// Adds `values` with weight `w` (finite, `> 0`); an invalid sample is refused with an
+    /// error and changes nothing.
+    fn accumulate(&mut self, w: f32, values: &[f32]) -> Result<(), Error>;
+}
+
+impl Accumulator for WeightedMoments<'_> {
+    #[inline]
+    fn accumulate(&mut self, w: f32, values: &[f32]) -> Result<(), Error> {
+        self.push(w as f64, values)
+    }
+}
+
+impl Accumulator for WeightedMomentsF32<'_> {
+    #[inline]
+    fn accumulate(&mut self, w: f32, values: &[f32]) -> Result<(), Error> {
+        self.push(w, values)
+    }
+}

@@ -4,7 +4,8 @@
 //!
 //! The functions at this level check lengths (and sparse indices) once and return
 //! [`Error`] on a mismatch; they then call the SIMD implementation in [`simd`], or its
-//! scalar twin in [`reference`](mod@reference) when the crate is built with `--cfg sgld_force_scalar`.
+//! scalar twin in [`reference`](mod@reference) when the crate is built with `--cfg sgld_force_scalar`
+//! or for a target where `wide` has no SIMD backend (a Cortex-M, RISC-V, 32-bit ARM).
 //!
 //! # Numerical contract
 //!
@@ -28,10 +29,13 @@ pub mod simd;
 
 use crate::error::{Error, check_len};
 
-#[cfg(not(sgld_force_scalar))]
+// The scalar twins also serve targets where `wide` has no SIMD backend (see build.rs):
+// there they are plain loops, where the SIMD kernels would be `wide`'s lane-by-lane
+// emulation.
+#[cfg(not(any(sgld_force_scalar, sgld_scalar_target)))]
 pub(crate) use simd as imp;
 
-#[cfg(sgld_force_scalar)]
+#[cfg(any(sgld_force_scalar, sgld_scalar_target))]
 pub(crate) use reference as imp;
 
 pub use simd::LANES;
@@ -77,8 +81,9 @@ macro_rules! sparse_index {
 }
 sparse_index!(u8, u16, u32);
 
-/// True when the crate dispatches to the scalar twins (`--cfg sgld_force_scalar`).
-pub const FORCE_SCALAR: bool = cfg!(sgld_force_scalar);
+/// True when the crate dispatches to the scalar twins (`--cfg sgld_force_scalar`, or a
+/// target without a SIMD backend).
+pub const FORCE_SCALAR: bool = cfg!(any(sgld_force_scalar, sgld_scalar_target));
 
 /// Dot product `Σ aᵢ·bᵢ`.
 ///

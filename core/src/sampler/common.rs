@@ -172,7 +172,7 @@ pub(crate) fn check_step(
     batch: &[usize],
     eps: f32,
 ) -> Result<(), Error> {
-    crate::error::check_step_size(eps as f64)?;
+    crate::error::check_step_size_f32(eps)?;
     check_len("estimator dimension", dim, estimator.dim())?;
     crate::gradient::check_batch(batch, estimator.n_data())
 }
@@ -189,7 +189,7 @@ pub(crate) fn gradient<E: GradientEstimator + ?Sized>(
     eps: f32,
 ) -> StepInfo {
     estimator.estimate(theta, batch, grad);
-    let norm = libm::sqrtf(imp::dot(grad, grad));
+    let norm = crate::math::sqrt(imp::dot(grad, grad));
     let mut info = StepInfo {
         step_size: eps,
         grad_norm: norm,

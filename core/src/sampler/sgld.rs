@@ -268,7 +268,7 @@ impl Sgld {
         R: Rng + ?Sized,
     {
         let clip = self.opts.clip;
-        let scale = libm::sqrtf(eps * self.opts.temperature);
+        let scale = crate::math::sqrt(eps * self.opts.temperature);
         let mut draw = || {
             if scale > 0.0 {
                 pool.fill(rng, noise);
@@ -297,9 +297,9 @@ impl Sgld {
         };
         let check = imp::langevin_step_checked(theta, grad, noise, 0.5 * eps, scale);
         if clip.is_none() {
-            info.grad_norm = libm::sqrtf(check.grad_sq);
+            info.grad_norm = crate::math::sqrt(check.grad_sq);
         }
-        info.noise_norm = scale * libm::sqrtf(check.noise_sq);
+        info.noise_norm = scale * crate::math::sqrt(check.noise_sq);
         if !check.finite {
             crate::kernels::copy(theta, noise);
             info.non_finite = true;

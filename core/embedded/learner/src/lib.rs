@@ -1,0 +1,188 @@
+//! The learner a device runs: a Bayesian logistic regression learned online by SGLD, with
+//! d = 124 parameters (123 binary features and a bias, the shape of a9a), one step per
+//! arriving example on a mini-batch of 10 drawn from a window of the 256 most recent
+//! examples, and the step-size-weighted posterior mean (eq. 11) updated in place.
+//!
+//! Everything on the per-example path is f32 ([`PolynomialF32`], [`WeightedMomentsF32`],
+//! the core's f32 step and noise), so a Cortex-M4F, whose FPU is single precision, never
+//! calls a software f64 routine. Every buffer is in [`Buffers`], whose constructor is
+//! `const`: a firmware puts it in a `static`, so the window never touches the stack.
+//!
+//! [`Stream`] makes a deterministic a9a-like stream: 13 active features per example out
+//! of 123 (drawn by a 64-bit LCG) plus the bias, labels from a fixed sparse coefficient
+//! vector with 8% of them flipped. The examples keep their indices as `u8` (124
+//! features fit), 32 bytes each, so the window is 8 KiB.
+
+#![no_std]
+
+use sgld::estimate::WeightedMomentsF32;
+use sgld::models::Laplace;
+use sgld::noise::{DefaultRng, default_rng};
+use sgld::online::{Example, Examples, OnlineSgld, SparseBinaryExample};
+use sgld::schedule::PolynomialF32;
+use sgld::{Error, Sgld, StepInfo};
+
+/// Parameters: 123 features and the bias.
+pub const D: usize = 124;
+/// Binary features of the stream.
+pub const FEATURES: u32 = 123;
+/// Active features per example.
+pub const ACTIVE: usize = 13;
+// Every index, the bias's included, fits a `u8`.
+const _: () = assert!(FEATURES < 256);
+/// Examples in the window.
+pub const WINDOW: usize = 256;
+/// Examples per mini-batch.
+pub const BATCH: usize = 10;
+/// Examples in the training stream.
+pub const STREAM: u64 = 30_000;
+/// Examples in the held-out stream.
+pub const HELD_OUT: u32 = 5_000;
+
+/// One example: at most 16 feature indices as `u8`, and the label.
+pub type Ex = SparseBinaryExample<16, u8>;
+
+/// The learner's memory: the window, θ, the sampler's scratch, the estimator and the
+/// batch indices (10.5 KiB).
+pub struct Buffers {
+    examples: Examples<Ex, WINDOW>,
+    theta: [f32; D],
+    scratch: [f32; Sgld::scratch_len(D)],
+    moments: [f32; WeightedMomentsF32::storage_len(D)],
+    batch: [usize; BATCH],
+}
+
+impl Buffers {
+    /// Zeroed buffers, at compile time (a `static` of them sits in `.bss`).
+    pub const fn new() -> Self {
+        Self {
+            examples: Examples::new(),
+            theta: [0.0; D],
+            scratch: [0.0; Sgld::scratch_len(D)],
+            moments: [0.0; WeightedMomentsF32::storage_len(D)],
+            batch: [0; BATCH],
+        }
+    }
+}
+
+impl Default for Buffers {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The online learner with its generator; a few hundred bytes beside its [`Buffers`].
+pub struct Device<'a> {
+    learner: OnlineSgld<'a, Ex, Laplace, PolynomialF32, WeightedMomentsF32<'a>, WINDOW>,
+    rng: DefaultRng,
+}
+
+impl<'a> Device<'a> {
+    /// A learner from θ = 0 with a Laplace(1) prior and plain SGLD, its step falling from
+    /// 10⁻³ to 10⁻⁵ over [`STREAM`] examples; the second half of the stream enters the
+    /// estimate.
+    pub fn new(buffers: &'a mut Buffers, seed: u64) -> Result<Self, Error> {
+        let Buffers {
+            examples,
+            theta,
+            scratch,
+            moments,
+            batch,
+        } = buffers;
+        theta.fill(0.0);
+        let learner = OnlineSgld::new(
+            examples,
+            theta,
+            scratch,
+            WeightedMomentsF32::new(moments, D)?,
+            batch,
+            Laplace::new(1.0)?,
+            PolynomialF32::from_range(1e-3, 1e-5, 0.55, STREAM)?,
+            Sgld::new(),
+            STREAM / 2,
+        )?;
+        Ok(Self {
+            learner,
+            rng: default_rng(seed),
+        })
+    }
+
+    /// One arriving example: one SGLD step and the estimate's update.
+    #[inline(never)]
+    pub fn learn(&mut self, example: Ex) -> Result<StepInfo, Error> {
+        self.learner.push(example, &mut self.rng)
+    }
+
+    /// The posterior mean of parameter `j` so far.
+    pub fn mean(&self, j: usize) -> f32 {
+        self.learner.moments().mean(j)
+    }
+
+    /// Correct predictions of the posterior mean on `n` examples of `stream`.
+    pub fn correct(&self, stream: &mut Stream, n: u32) -> Result<u32, Error> {
+        let mut mean = [0.0f32; D];
+        self.learner.moments().means_into(&mut mean)?;
+        let mut correct = 0;
+        for _ in 0..n {
+            let ex = stream.next_example()?;
+            if (ex.margin(&mean) > 0.0) == (ex.label() > 0.0) {
+                correct += 1;
+            }
+        }
+        Ok(correct)
+    }
+}
+
+/// A deterministic a9a-like stream.
+pub struct Stream {
+    s: u64,
+}
+
+impl Stream {
+    /// The training stream.
+    pub const fn training() -> Self {
+        Self { s: 7 }
+    }
+
+    /// The held-out stream.
+    pub const fn held_out() -> Self {
+        Self { s: 99 }
+    }
+
+    fn next_u32(&mut self) -> u32 {
+        self.s = self
+            .s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.s >> 33) as u32
+    }
+
+    /// The true coefficient of feature `j`: a fixed sparse pattern in [−1.5, 1.5].
+    fn beta(j: u8) -> f32 {
+        if j.is_multiple_of(3) {
+            ((j as u32 * 37) % 31) as f32 / 10.0 - 1.5
+        } else {
+            0.0
+        }
+    }
+
+    /// The next example.
+    pub fn next_example(&mut self) -> Result<Ex, Error> {
+        let mut idx = [0u8; ACTIVE + 1];
+        let mut k = 0;
+        while k < ACTIVE {
+            // Lossless: below FEATURES < 256.
+            let j = (self.next_u32() % FEATURES) as u8;
+            if !idx[..k].contains(&j) {
+                idx[k] = j;
+                k += 1;
+            }
+        }
+        idx[..ACTIVE].sort_unstable();
+        idx[ACTIVE] = FEATURES as u8; // the bias
+        let z: f32 = idx[..ACTIVE].iter().map(|&j| Self::beta(j)).sum::<f32>() - 0.2;
+        let flip = self.next_u32() % 100 < 8;
+        let y = if (z > 0.0) != flip { 1.0 } else { -1.0 };
+        Ex::narrow(&idx, y)
+    }
+}
