@@ -139,13 +139,66 @@ pub(crate) fn check_step_size(eps: f64) -> Result<(), Error> {
     }
 }
 
-/// [`check_step_size`] for an f32 step, with no f64 operation unless it fails (the
-/// per-step check on targets without an f64 FPU).
+/// [`check_step_size`] for an f32 step, with no f64 arithmetic even when it fails (the
+/// per-step check: on a target without an f64 FPU, `eps as f64` is a call into a
+/// software routine).
 #[inline]
 pub(crate) fn check_step_size_f32(eps: f32) -> Result<(), Error> {
     if eps.is_finite() && eps > 0.0 {
         Ok(())
     } else {
-        Err(Error::InvalidStepSize { value: eps as f64 })
+        Err(Error::InvalidStepSize { value: widen(eps) })
+    }
+}
+
+/// `x as f64`, exactly, in integer operations on the bits.
+pub(crate) fn widen(x: f32) -> f64 {
+    let bits = x.to_bits();
+    let sign = u64::from(bits >> 31) << 63;
+    let exp = (bits >> 23) & 0xff;
+    let mant = u64::from(bits & 0x007f_ffff);
+    let rest = match exp {
+        0 if mant == 0 => 0,
+        0 => {
+            // Subnormal: shift the leading 1 into the implicit bit.
+            let shift = mant.leading_zeros() - 40;
+            let e = 1023 - 126 - u64::from(shift);
+            (e << 52) | ((mant << (29 + shift)) & 0x000f_ffff_ffff_ffff)
+        }
+        0xff => (0x7ff << 52) | (mant << 29),
+        e => ((u64::from(e) + 1023 - 127) << 52) | (mant << 29),
+    };
+    f64::from_bits(sign | rest)
+}
+
+#[cfg(test)]
+mod tests {
+    /// `widen` is `as f64` for zeros, subnormals, normals, infinities and NaN.
+    #[test]
+    fn widen_is_exact() {
+        let mut bits = 0u32;
+        loop {
+            let x = f32::from_bits(bits);
+            let (w, want) = (super::widen(x), x as f64);
+            assert!(
+                w.to_bits() == want.to_bits() || (w.is_nan() && want.is_nan()),
+                "{bits:#x}"
+            );
+            match bits.checked_add(9_973) {
+                Some(b) => bits = b,
+                None => break,
+            }
+        }
+        for x in [
+            0.0f32,
+            -0.0,
+            f32::MIN_POSITIVE,
+            f32::from_bits(1),
+            f32::MAX,
+            f32::INFINITY,
+        ] {
+            assert_eq!(super::widen(x).to_bits(), (x as f64).to_bits());
+            assert_eq!(super::widen(-x).to_bits(), (-x as f64).to_bits());
+        }
     }
 }

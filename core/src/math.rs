@@ -55,7 +55,15 @@ pub fn exp(x: f32) -> f32 {
 /// roundings.
 #[inline(always)]
 fn mul_add<const FUSED: bool>(a: f32, b: f32, c: f32) -> f32 {
-    if FUSED {
+    // Where the target has no FMA, `wide`'s `mul_add` is this multiply and add anyway.
+    const HAS_FMA: bool = cfg!(any(
+        all(
+            any(target_arch = "x86", target_arch = "x86_64"),
+            target_feature = "fma"
+        ),
+        all(target_arch = "aarch64", target_feature = "neon")
+    ));
+    if FUSED && HAS_FMA {
         let v = |x: f32| wide::f32x4::splat(x);
         v(a).mul_add(v(b), v(c)).to_array()[0]
     } else {
@@ -110,9 +118,9 @@ fn exp_with<const FUSED: bool>(x: f32) -> f32 {
 }
 
 /// `√x`, correctly rounded: the hardware instruction where the target has one — x86's
-/// `sqrtss`, AArch64's `fsqrt` and wasm's `f32.sqrt` (through [`libm::sqrtf`]), and
-/// `vsqrt.f32` on 32-bit ARM with a hard-float FPU (the Cortex-M4F), which libm does not
-/// use — and libm's software routine elsewhere. NaN for `x < 0`.
+/// `sqrtss` and AArch64's `fsqrt` (through [`libm::sqrtf`]), wasm's `f32x4.sqrt` (with
+/// `simd128`) and `vsqrt.f32` on 32-bit ARM with a hard-float FPU (the Cortex-M4F), which
+/// libm does not use — and libm's software routine elsewhere. NaN for `x < 0`.
 ///
 /// ```
 /// assert_eq!(sgld::math::sqrt(2.25), 1.5);
@@ -125,7 +133,15 @@ pub fn sqrt(x: f32) -> f32 {
     {
         vsqrt(x)
     }
-    #[cfg(not(all(target_arch = "arm", target_abi = "eabihf")))]
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    {
+        // libm's `sqrtf` is software on wasm unless built with nightly intrinsics.
+        wide::f32x4::splat(x).sqrt().to_array()[0]
+    }
+    #[cfg(not(any(
+        all(target_arch = "arm", target_abi = "eabihf"),
+        all(target_arch = "wasm32", target_feature = "simd128")
+    )))]
     {
         libm::sqrtf(x)
     }

@@ -114,12 +114,11 @@ impl Xoshiro256x8 {
         self.next = 0;
     }
 
-    /// Advances every lane once and returns their outputs, lane order.
-    #[cfg(sgld_scalar_target)]
+    /// [`round`](Self::round) one lane at a time: what `round` is on a target without
+    /// 64-bit SIMD, where `wide`'s emulation of the vectors is the same arithmetic
+    /// unrolled eight times over (public so the tests compare the two anywhere).
     #[inline(never)]
-    pub fn round(&mut self) -> [u64; LANES] {
-        // A target without 64-bit SIMD: one lane at a time (`wide`'s emulation of the
-        // vectors below is the same arithmetic, unrolled eight times).
+    pub fn round_lanes(&mut self) -> [u64; LANES] {
         let [s0, s1, s2, s3] = &mut self.s;
         let mut out = [0u64; LANES];
         for k in 0..LANES {
@@ -128,6 +127,13 @@ impl Xoshiro256x8 {
             [s0[k], s1[k], s2[k], s3[k]] = lane;
         }
         out
+    }
+
+    /// Advances every lane once and returns their outputs, lane order.
+    #[cfg(sgld_scalar_target)]
+    #[inline(always)]
+    pub fn round(&mut self) -> [u64; LANES] {
+        self.round_lanes()
     }
 
     /// Advances every lane once and returns their outputs, lane order.
@@ -246,6 +252,17 @@ mod tests {
                 assert_eq!(r[k], step1(lane));
             }
         }
+    }
+
+    /// The lane-at-a-time round (the scalar targets' `round`) is the vector round.
+    #[test]
+    fn lane_rounds_are_vector_rounds() {
+        let mut a = Xoshiro256x8::from_state([11, 12, 13, 14]);
+        let mut b = a.clone();
+        for _ in 0..1000 {
+            assert_eq!(a.round_lanes(), b.round());
+        }
+        assert_eq!(a, b);
     }
 
     #[test]

@@ -5,11 +5,13 @@
 mod common;
 
 use nalgebra::{DMatrix, SymmetricEigen};
-use sgld::estimate::{MixingThinner, WeightedMoments, sampling_threshold, threshold_scratch_len};
+use sgld::estimate::{
+    MixingThinner, WeightedMoments, WeightedMomentsF32, sampling_threshold, threshold_scratch_len,
+};
 use sgld::gradient::sample_batch;
 use sgld::linalg::sym_eigen;
 use sgld::noise::default_rng;
-use sgld::schedule::{Constant, Floor, Polynomial, Schedule};
+use sgld::schedule::{Constant, Floor, Polynomial, PolynomialF32, Schedule};
 
 /// Neumaier-compensated sum.
 #[derive(Default)]
@@ -82,6 +84,101 @@ fn weighted_estimator_matches_direct_f64_over_1e8_updates() {
     assert!((plain.mean(0) - plain_mean).abs() <= 1e-12 * plain_mean.abs());
     assert!((plain.variance(0) - plain_var).abs() <= 1e-6 * plain_var);
     assert_eq!(est.count(), T);
+}
+
+/// The f32 estimator against the f64 one over 10⁷ updates with step-size weights: the
+/// hard sequence above (mean 1000, spread 10⁻²) and a posterior-like one (an AR(1) chain
+/// around 0.3 with sd 0.1), both pushed to both estimators.
+#[test]
+fn f32_estimator_tracks_the_f64_one_over_1e7_updates() {
+    const T: u64 = 10_000_000;
+    let schedule = PolynomialF32::from_range(1e-3, 1e-5, 0.55, T).unwrap();
+    let hard = |t: u64| {
+        1000.0f32 + 0.01 * ((t as f64 * 0.001).sin() as f32) + 1e-3 * ((t % 7) as f32 - 3.0)
+    };
+    let mut rng = default_rng(3);
+    let mut z = [0.0f32; 2];
+    let mut ar = 0.0f32;
+    let (mut s64, mut s32) = ([0.0f64; 6], [0.0f32; 8]);
+    let mut m64 = WeightedMoments::new(&mut s64, 2).unwrap();
+    let mut m32 = WeightedMomentsF32::new(&mut s32, 2).unwrap();
+    for t in 0..T {
+        if t % 2 == 0 {
+            sgld::noise::fill_normal(&mut rng, &mut z);
+        }
+        ar = 0.9 * ar + 0.1f32.sqrt() * 0.436 * z[(t % 2) as usize];
+        let x = [hard(t), 0.3 + ar];
+        let w = schedule.step_size(t);
+        m64.push(w as f64, &x).unwrap();
+        m32.push(w, &x).unwrap();
+    }
+    assert_eq!(m32.count(), T);
+    let rel = |a: f64, b: f64| (a - b).abs() / b.abs();
+    let (w32, w64) = (m32.total_weight() as f64, m64.total_weight());
+    eprintln!(
+        "f32 vs f64 over 1e7 updates: weight {:.2e}, means {:.2e} {:.2e} (of sd), variances {:.2e} {:.2e} (relative), Kish ESS {:.2e}",
+        rel(w32, w64),
+        (m32.mean(0) as f64 - m64.mean(0)).abs() / m64.variance(0).sqrt(),
+        (m32.mean(1) as f64 - m64.mean(1)).abs() / m64.variance(1).sqrt(),
+        rel(m32.variance(0) as f64, m64.variance(0)),
+        rel(m32.variance(1) as f64, m64.variance(1)),
+        rel(m32.weight_ess() as f64, m64.weight_ess()),
+    );
+    // Measured: weights 1.5·10⁻⁸ relative; means 2.5·10⁻³ and 1.6·10⁻⁸ of an sd (the
+    // first is 1.8·10⁻⁸ of its mean of 1000, f32's resolution there); variances 1.2·10⁻⁷
+    // and 1.3·10⁻⁸ relative. The bounds are ten times those or more.
+    assert!(rel(w32, w64) <= 1e-6);
+    assert!((m32.mean(0) as f64 - m64.mean(0)).abs() <= 1e-7 * 1000.0);
+    assert!((m32.mean(1) as f64 - m64.mean(1)).abs() <= 1e-6 * m64.variance(1).sqrt());
+    assert!(rel(m32.variance(0) as f64, m64.variance(0)) <= 1e-5);
+    assert!(rel(m32.variance(1) as f64, m64.variance(1)) <= 1e-6);
+    assert!(rel(m32.weight_ess() as f64, m64.weight_ess()) <= 1e-6);
+}
+
+/// The f32 schedule follows the f64 one, and `math::ln` follows libm, over their ranges.
+#[test]
+fn f32_schedule_and_ln_follow_f64() {
+    for (start, end, gamma, steps) in [
+        (1e-3, 1e-5, 0.55, 30_000u64),
+        (1e-2, 1e-4, 0.55, 1_000_000),
+        (0.5, 1e-6, 1.0, 1_000_000_000),
+        (1e-4, 1e-6, 0.51, 100),
+    ] {
+        let f64s = Polynomial::from_range(start, end, gamma, steps).unwrap();
+        let f32s =
+            PolynomialF32::from_range(start as f32, end as f32, gamma as f32, steps).unwrap();
+        let mut t = 0u64;
+        while t < steps {
+            let (a, b) = (f32s.step_size(t) as f64, f64s.step_size_f64(t));
+            assert!(
+                (a / b - 1.0).abs() <= 2e-6,
+                "{start} {end} {gamma}: t = {t}, {a} vs {b}"
+            );
+            t = t * 3 + 1;
+        }
+    }
+    assert!(PolynomialF32::from_range(1e-4, 1e-2, 0.55, 100).is_err());
+    assert!(PolynomialF32::from_range(1e-2, 1e-4, 0.55, 1).is_err());
+    assert!(PolynomialF32::from_range(f32::NAN, 1e-4, 0.55, 100).is_err());
+    assert!(PolynomialF32::new(1.0, 0.0, 0.55).is_err());
+    assert!(PolynomialF32::new(f32::MAX, 1e-30, 1.0).is_err());
+    let flat = PolynomialF32::from_range(1e-3, 1e-3, 0.55, 1).unwrap();
+    assert_eq!(flat.step_size(12345), flat.step_size(0));
+    // ln: within 2 ulps of the correctly rounded value, over every binade.
+    let mut worst = 0.0f64;
+    let mut bits = 1u32;
+    while bits < f32::INFINITY.to_bits() {
+        let x = f32::from_bits(bits);
+        let (got, want) = (sgld::math::ln(x) as f64, libm::log(x as f64));
+        let ulp = f32::EPSILON as f64 * want.abs().max(f32::MIN_POSITIVE as f64);
+        worst = worst.max((got - want).abs() / ulp);
+        bits += 4099;
+    }
+    eprintln!("math::ln: largest error {worst:.2} ulps");
+    assert!(worst <= 2.0);
+    assert_eq!(sgld::math::ln(0.0), f32::NEG_INFINITY);
+    assert_eq!(sgld::math::ln(f32::INFINITY), f32::INFINITY);
+    assert!(sgld::math::ln(-1.0).is_nan() && sgld::math::ln(f32::NAN).is_nan());
 }
 
 fn dense_threshold(

@@ -8,7 +8,7 @@
 //! errors (a false alarm about once in 1.7 million runs per check).
 
 use rand_core::Rng;
-use sgld::noise::{default_rng, fill_normal, fill_normal_simd, reference};
+use sgld::noise::{default_rng, fill_normal, fill_normal_lanes, fill_normal_simd, reference};
 
 const N: usize = 10_000_000;
 const SEED: u64 = 0x5EED_2011;
@@ -126,7 +126,7 @@ fn lag_one_autocorrelation_within_error() {
 }
 
 #[test]
-fn simd_matches_scalar_twin_and_consumes_the_same_words() {
+fn simd_and_lanes_match_scalar_twin_and_consume_the_same_words() {
     /// Every path: short fills, whole blocks with and without a ragged tail, four-block
     /// runs, and what follows them.
     const LENS: [usize; 30] = [
@@ -136,16 +136,22 @@ fn simd_matches_scalar_twin_and_consumes_the_same_words() {
     fn compare<R: Rng>(name: &str, make: impl Fn(u64) -> R, worst: &mut f32) {
         for seed in 0..20u64 {
             for len in LENS {
-                let (mut a, mut b) = (make(seed), make(seed));
+                let (mut a, mut b, mut c) = (make(seed), make(seed), make(seed));
                 let (mut za, mut zb) = (vec![0.0f32; len], vec![0.0f32; len]);
+                let mut zc = vec![0.0f32; len];
                 fill_normal_simd(&mut a, &mut za);
                 reference::fill_normal(&mut b, &mut zb);
+                // The SIMD arithmetic a pair at a time (the scalar targets' path).
+                fill_normal_lanes(&mut c, &mut zc);
+                let next = b.next_u64();
                 assert_eq!(
                     a.next_u64(),
-                    b.next_u64(),
+                    next,
                     "{name} seed {seed} len {len}: generator states differ"
                 );
-                for (x, y) in za.iter().zip(&zb) {
+                assert_eq!(c.next_u64(), next, "{name} seed {seed} len {len}: lanes");
+                let pairs = za.iter().zip(&zb).chain(zc.iter().zip(&zb));
+                for (x, y) in pairs {
                     // ln, sin, cos within 2 ulps each, √ halves the relative error of
                     // ln: allow 8 ulps of max(1, |z|).
                     let tol = 8.0 * f32::EPSILON * y.abs().max(1.0);

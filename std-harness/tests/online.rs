@@ -6,12 +6,12 @@ use std::path::Path;
 
 use rand_core::{Rng, SeedableRng};
 use sgld::Sgld;
-use sgld::estimate::WeightedMoments;
+use sgld::estimate::{WeightedMoments, WeightedMomentsF32};
 use sgld::gradient::{MiniBatch, sample_batch};
 use sgld::models::{Laplace, LogisticSparse, SparseRows};
 use sgld::noise::DefaultRng;
 use sgld::online::{Example, Examples, OnlineSgld, SparseBinaryExample};
-use sgld::schedule::{Polynomial, Schedule};
+use sgld::schedule::{Polynomial, PolynomialF32, Schedule};
 use sgld_harness::data::{Dataset, Features, libsvm};
 
 const D: usize = 124;
@@ -146,6 +146,38 @@ fn streaming_a9a_matches_the_batch_run_within_one_point() {
         "online {online_acc} vs batch {batch_acc}"
     );
     assert!(batch_acc > 0.84);
+
+    // The device's configuration — f32 schedule and f32 estimator, as on a Cortex-M4F —
+    // on the same stream: within one point of the batch run as well.
+    let schedule = PolynomialF32::from_range(1e-3, 1e-5, 0.55, n as u64).unwrap();
+    let (mut theta, mut scratch) = ([0.0f32; D], [0.0f32; Sgld::scratch_len(D)]);
+    let mut store32 = [0.0f32; WeightedMomentsF32::storage_len(D)];
+    let mut window32 = Examples::<SparseBinaryExample<16>, 512>::new();
+    let mut batch32 = [0usize; 10];
+    let mut device = OnlineSgld::new(
+        &mut window32,
+        &mut theta,
+        &mut scratch,
+        WeightedMomentsF32::new(&mut store32, D).unwrap(),
+        &mut batch32,
+        Laplace::new(1.0).unwrap(),
+        schedule,
+        Sgld::new(),
+        n as u64 / 2,
+    )
+    .unwrap();
+    let mut rng32 = DefaultRng::seed_from_u64(2);
+    for &i in &order {
+        let ex = SparseBinaryExample::new(&idx[o[i]..o[i + 1]], train.y[i]).unwrap();
+        assert!(!device.push(ex, &mut rng32).unwrap().non_finite);
+    }
+    let f32_mean: Vec<f64> = (0..D).map(|j| device.moments().mean(j) as f64).collect();
+    let f32_acc = accuracy(&test, &f32_mean);
+    eprintln!("test accuracy, f32 learner: {f32_acc:.4}");
+    assert!(
+        (f32_acc - batch_acc).abs() <= 0.01,
+        "f32 online {f32_acc} vs batch {batch_acc}"
+    );
 
     // A bad example is refused and changes nothing.
     let before = learner.theta().to_vec();
