@@ -15,6 +15,31 @@ pub trait Schedule {
     fn step_size(&self, t: u64) -> f32;
 }
 
+/// The checks both `from_range`s make once the ends are valid step sizes: `γ > 0`,
+/// `start ≥ end`, and `steps ≥ 2` unless the range is flat; true for a flat one.
+fn flat_range(
+    gamma_ok: bool,
+    order: Option<core::cmp::Ordering>,
+    steps: u64,
+) -> Result<bool, Error> {
+    use core::cmp::Ordering::{Equal, Less};
+    if !gamma_ok {
+        return Err(Error::InvalidParameter {
+            what: "polynomial schedule: gamma must be finite and > 0",
+        });
+    }
+    match order {
+        Some(Less) | None => Err(Error::InvalidParameter {
+            what: "polynomial schedule: start must be >= end for a decreasing schedule",
+        }),
+        Some(Equal) => Ok(true),
+        _ if steps < 2 => Err(Error::InvalidParameter {
+            what: "polynomial schedule: a decreasing range needs steps >= 2",
+        }),
+        _ => Ok(false),
+    }
+}
+
 /// A constant step size `εₜ = ε`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Constant {
@@ -93,23 +118,12 @@ impl Polynomial {
                 return Err(Error::InvalidStepSize { value: v });
             }
         }
-        if !(gamma.is_finite() && gamma > 0.0) {
-            return Err(Error::InvalidParameter {
-                what: "polynomial schedule: gamma must be finite and > 0",
-            });
-        }
-        if start < end {
-            return Err(Error::InvalidParameter {
-                what: "polynomial schedule: start must be >= end for a decreasing schedule",
-            });
-        }
-        if start == end {
+        if flat_range(
+            gamma.is_finite() && gamma > 0.0,
+            start.partial_cmp(&end),
+            steps,
+        )? {
             return Self::new(start, 1.0, 0.0);
-        }
-        if steps < 2 {
-            return Err(Error::InvalidParameter {
-                what: "polynomial schedule: a decreasing range needs steps >= 2",
-            });
         }
         let r = libm::pow(start / end, 1.0 / gamma);
         let b = (steps - 1) as f64 / (r - 1.0);
@@ -194,7 +208,9 @@ impl PolynomialF32 {
         let s = Self { ln_a, b, gamma };
         let e0 = s.step_size_raw(0);
         if !(e0.is_finite() && e0 >= f32::MIN_POSITIVE) {
-            return Err(Error::InvalidStepSize { value: e0 as f64 });
+            return Err(Error::InvalidStepSize {
+                value: crate::error::widen(e0),
+            });
         }
         Ok(s)
     }
@@ -205,26 +221,17 @@ impl PolynomialF32 {
     pub fn from_range(start: f32, end: f32, gamma: f32, steps: u64) -> Result<Self, Error> {
         for v in [start, end] {
             if !(v.is_finite() && v >= f32::MIN_POSITIVE) {
-                return Err(Error::InvalidStepSize { value: v as f64 });
+                return Err(Error::InvalidStepSize {
+                    value: crate::error::widen(v),
+                });
             }
         }
-        if !(gamma.is_finite() && gamma > 0.0) {
-            return Err(Error::InvalidParameter {
-                what: "polynomial schedule: gamma must be finite and > 0",
-            });
-        }
-        if start < end {
-            return Err(Error::InvalidParameter {
-                what: "polynomial schedule: start must be >= end for a decreasing schedule",
-            });
-        }
-        if start == end {
+        if flat_range(
+            gamma.is_finite() && gamma > 0.0,
+            start.partial_cmp(&end),
+            steps,
+        )? {
             return Self::new(start, 1.0, 0.0);
-        }
-        if steps < 2 {
-            return Err(Error::InvalidParameter {
-                what: "polynomial schedule: a decreasing range needs steps >= 2",
-            });
         }
         let r = math::exp((math::ln(start) - math::ln(end)) / gamma);
         let b = (steps - 1) as f32 / (r - 1.0);

@@ -22,6 +22,24 @@ pub trait Accumulator {
     fn accumulate(&mut self, w: f32, values: &[f32]) -> Result<(), Error>;
 }
 
+/// The first `need` words of an estimator's caller `storage`, cleared, for `dim ≥ 1`
+/// components.
+fn claim<T: Copy + Default>(storage: &mut [T], dim: usize, need: usize) -> Result<&mut [T], Error> {
+    if dim == 0 {
+        return Err(Error::Empty {
+            what: "estimator dimension",
+        });
+    }
+    let found = storage.len();
+    let words = storage.get_mut(..need).ok_or(Error::LengthMismatch {
+        what: "estimator storage",
+        expected: need,
+        found,
+    })?;
+    words.fill(T::default());
+    Ok(words)
+}
+
 impl Accumulator for WeightedMoments<'_> {
     #[inline]
     fn accumulate(&mut self, w: f32, values: &[f32]) -> Result<(), Error> {

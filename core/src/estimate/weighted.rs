@@ -45,19 +45,7 @@ impl<'a> WeightedMoments<'a> {
     /// An empty estimator of `dim ≥ 1` components in `storage` (at least
     /// [`storage_len`](Self::storage_len)`(dim)` words; it is cleared).
     pub fn new(storage: &'a mut [f64], dim: usize) -> Result<Self, Error> {
-        if dim == 0 {
-            return Err(Error::Empty {
-                what: "estimator dimension",
-            });
-        }
-        let need = Self::storage_len(dim);
-        let found = storage.len();
-        let words = storage.get_mut(..need).ok_or(Error::LengthMismatch {
-            what: "estimator storage",
-            expected: need,
-            found,
-        })?;
-        words.fill(0.0);
+        let words = super::claim(storage, dim, Self::storage_len(dim))?;
         Ok(Self {
             words,
             dim,

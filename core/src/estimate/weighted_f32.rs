@@ -60,19 +60,7 @@ impl<'a> WeightedMomentsF32<'a> {
     /// An empty estimator of `dim ≥ 1` components in `storage` (at least
     /// [`storage_len`](Self::storage_len)`(dim)` words; it is cleared).
     pub fn new(storage: &'a mut [f32], dim: usize) -> Result<Self, Error> {
-        if dim == 0 {
-            return Err(Error::Empty {
-                what: "estimator dimension",
-            });
-        }
-        let need = Self::storage_len(dim);
-        let found = storage.len();
-        let words = storage.get_mut(..need).ok_or(Error::LengthMismatch {
-            what: "estimator storage",
-            expected: need,
-            found,
-        })?;
-        words.fill(0.0);
+        let words = super::claim(storage, dim, Self::storage_len(dim))?;
         Ok(Self {
             words,
             dim,
