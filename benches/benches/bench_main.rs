@@ -1,10 +1,12 @@
-//! Criterion benchmarks of the sgld kernels, model gradients and whole steps.
+//! Criterion benchmarks of the sgld kernels, model gradients, whole steps and the
+//! convergence diagnostics.
 
 use criterion::criterion_main;
 
 mod benchmarks;
 
 criterion_main! {
+    benchmarks::diagnostics::benches,
     benchmarks::kernels::benches,
     benchmarks::models::benches,
     benchmarks::noise::benches,

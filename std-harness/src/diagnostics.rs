@@ -7,7 +7,9 @@
 //! estimates, and the ESS uses Geyer's initial positive and monotone sequences with the
 //! antithetic correction `τ ≥ 1/log₁₀(S)`.
 
-use rustfft::{FftPlanner, num_complex::Complex};
+use std::sync::Arc;
+
+use rustfft::{Fft, FftPlanner, num_complex::Complex};
 use statrs::distribution::{ContinuousCDF, Normal};
 
 /// The diagnostics of one parameter over several chains.
@@ -21,13 +23,131 @@ pub struct Diagnostics {
     pub ess_tail: f64,
 }
 
-/// All three diagnostics for `chains` (equal lengths, at least 4 draws each).
+/// All three diagnostics for `chains` (equal lengths, at least 4 draws each): the same
+/// values as [`rhat`], [`ess_bulk`] and [`ess_tail`] (the tests compare them), computed
+/// with one sort of the draws instead of five — the folded draws' order is merged out of
+/// it from the median — with the rank-normalised split chains shared by R̂ and the bulk
+/// ESS, the normal scores of untied ranks from a table per draw count, and FFT plans
+/// reused within a thread.
 pub fn diagnostics(chains: &[Vec<f64>]) -> Diagnostics {
+    let split = split_chains(chains);
+    let lens: Vec<usize> = split.iter().map(Vec::len).collect();
+    let flat: Vec<f64> = split.concat();
+    let s = flat.len();
+    let mut order: Vec<usize> = (0..s).collect();
+    order.sort_unstable_by(|&a, &b| flat[a].total_cmp(&flat[b]).then(a.cmp(&b)));
+    let sorted: Vec<f64> = order.iter().map(|&i| flat[i]).collect();
+
+    let bulk = unflatten(&normal_scores(&flat, &order), &lens);
+    let med = if s == 0 {
+        f64::NAN
+    } else if s % 2 == 1 {
+        sorted[s / 2]
+    } else {
+        0.5 * (sorted[s / 2 - 1] + sorted[s / 2])
+    };
+    let (folded, folded_order) = fold_sorted(&flat, &order, med);
+    let folded_z = unflatten(&normal_scores(&folded, &folded_order), &lens);
+    let rhat = rhat_basic(&bulk).max(rhat_basic(&folded_z));
+
+    // Tail quantiles from all draws before splitting: the split draws unless a chain of
+    // odd length lost its middle draw.
+    let all_sorted = if chains.iter().all(|c| c.len() % 2 == 0 || c.len() < 2) {
+        sorted
+    } else {
+        let mut all: Vec<f64> = chains.iter().flatten().copied().collect();
+        all.sort_unstable_by(f64::total_cmp);
+        all
+    };
+    let ess_at = |qv: f64| {
+        let ind: Vec<Vec<f64>> = split
+            .iter()
+            .map(|c| c.iter().map(|&x| f64::from(u8::from(x <= qv))).collect())
+            .collect();
+        ess_basic(&ind)
+    };
+    let ess_tail =
+        ess_at(quantile_sorted(&all_sorted, 0.05)).min(ess_at(quantile_sorted(&all_sorted, 0.95)));
     Diagnostics {
-        rhat: rhat(chains),
-        ess_bulk: ess_bulk(chains),
-        ess_tail: ess_tail(chains),
+        rhat,
+        ess_bulk: ess_basic(&bulk),
+        ess_tail,
     }
+}
+
+/// `flat` split back into chains of the given lengths.
+fn unflatten(flat: &[f64], lens: &[usize]) -> Vec<Vec<f64>> {
+    let mut rest = flat;
+    lens.iter()
+        .map(|&n| {
+            let (head, tail) = rest.split_at(n);
+            rest = tail;
+            head.to_vec()
+        })
+        .collect()
+}
+
+/// The folded draws `|x − med|` in draw order, and their ascending order, merged from
+/// the draws' ascending `order` outwards from the median (the draws below it read
+/// backwards); equal folded values keep their relative order, as a stable sort would.
+fn fold_sorted(flat: &[f64], order: &[usize], med: f64) -> (Vec<f64>, Vec<usize>) {
+    let folded: Vec<f64> = flat.iter().map(|x| (x - med).abs()).collect();
+    let split = order.partition_point(|&i| flat[i] < med);
+    let (mut lo, mut hi) = (split, split);
+    let mut out = Vec::with_capacity(order.len());
+    while lo > 0 || hi < order.len() {
+        let take_lo = match (lo > 0, hi < order.len()) {
+            (true, true) => {
+                let (a, b) = (order[lo - 1], order[hi]);
+                folded[a].total_cmp(&folded[b]).then(a.cmp(&b)).is_lt()
+            }
+            (l, _) => l,
+        };
+        if take_lo {
+            lo -= 1;
+            out.push(order[lo]);
+        } else {
+            out.push(order[hi]);
+            hi += 1;
+        }
+    }
+    (folded, out)
+}
+
+/// [`rank_normalize`]'s normal scores in draw order, from the draws' ascending `order`:
+/// tied runs get their average rank; untied ranks read a table computed once per draw
+/// count (Φ⁻¹ is the costly part).
+fn normal_scores(values: &[f64], order: &[usize]) -> Vec<f64> {
+    thread_local! {
+        static TABLE: std::cell::RefCell<(usize, Vec<f64>)> = const { std::cell::RefCell::new((0, Vec::new())) };
+    }
+    let s = order.len();
+    let normal = Normal::standard();
+    let score = |r: f64| normal.inverse_cdf((r - 0.375) / (s as f64 + 0.25));
+    TABLE.with(|t| {
+        let mut t = t.borrow_mut();
+        if t.0 != s {
+            *t = (s, (0..s).map(|i| score(i as f64 + 1.0)).collect());
+        }
+        let mut z = vec![0.0; s];
+        let mut i = 0;
+        while i < s {
+            let mut j = i;
+            while j + 1 < s && values[order[j + 1]] == values[order[i]] {
+                j += 1;
+            }
+            let zi = if i == j {
+                t.1[i]
+            } else {
+                score((i + j) as f64 / 2.0 + 1.0)
+            };
+            for &k in &order[i..=j] {
+                z[k] = zi;
+            }
+            i = j + 1;
+        }
+        z
+    })
 }
 
 /// Splits each chain in two halves (dropping the middle draw of an odd-length chain).
@@ -148,16 +268,65 @@ pub fn autocovariance(x: &[f64]) -> Vec<f64> {
     let m = (2 * n).next_power_of_two();
     let mut buf: Vec<Complex<f64>> = x.iter().map(|v| Complex::new(v - mean, 0.0)).collect();
     buf.resize(m, Complex::new(0.0, 0.0));
-    let mut planner = FftPlanner::new();
-    planner.plan_fft_forward(m).process(&mut buf);
+    let (forward, inverse) = plans(m);
+    forward.process(&mut buf);
     for c in buf.iter_mut() {
         *c = Complex::new(c.norm_sqr(), 0.0);
     }
-    planner.plan_fft_inverse(m).process(&mut buf);
+    inverse.process(&mut buf);
     buf[..n]
         .iter()
         .map(|c| c.re / (m as f64 * n as f64))
         .collect()
+}
+
+/// [`autocovariance`] of two series of equal length from one complex FFT: `a` in the
+/// real part and `b` in the imaginary part; their spectra separate as
+/// `A_k = (Z_k + Z̄_{m−k})/2` and `B_k = (Z_k − Z̄_{m−k})/2i`, and one inverse FFT of
+/// `|A_k|² + i|B_k|²` (both real and even) gives both autocovariances. Half the FFTs of
+/// two calls, the same values to rounding.
+pub fn autocovariance_pair(a: &[f64], b: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    let n = a.len().min(b.len());
+    if n == 0 {
+        return (vec![], vec![]);
+    }
+    let (ma, mb) = (
+        a[..n].iter().sum::<f64>() / n as f64,
+        b[..n].iter().sum::<f64>() / n as f64,
+    );
+    let m = (2 * n).next_power_of_two();
+    let mut buf: Vec<Complex<f64>> = a[..n]
+        .iter()
+        .zip(&b[..n])
+        .map(|(x, y)| Complex::new(x - ma, y - mb))
+        .collect();
+    buf.resize(m, Complex::new(0.0, 0.0));
+    let (forward, inverse) = plans(m);
+    forward.process(&mut buf);
+    let mut power: Vec<Complex<f64>> = (0..m)
+        .map(|k| {
+            let (z, zc) = (buf[k], buf[(m - k) % m].conj());
+            Complex::new((z + zc).norm_sqr() / 4.0, (z - zc).norm_sqr() / 4.0)
+        })
+        .collect();
+    inverse.process(&mut power);
+    let scale = m as f64 * n as f64;
+    power[..n]
+        .iter()
+        .map(|c| (c.re / scale, c.im / scale))
+        .unzip()
+}
+
+/// The forward and inverse FFT plans of size `m`, from a planner kept per thread (it
+/// caches its plans by size, so each is made once).
+fn plans(m: usize) -> (Arc<dyn Fft<f64>>, Arc<dyn Fft<f64>>) {
+    thread_local! {
+        static PLANNER: std::cell::RefCell<FftPlanner<f64>> = std::cell::RefCell::new(FftPlanner::new());
+    }
+    PLANNER.with(|p| {
+        let mut p = p.borrow_mut();
+        (p.plan_fft_forward(m), p.plan_fft_inverse(m))
+    })
 }
 
 /// Autocorrelations `ρ_t = γ_t/γ_0` up to `max_lag`.
@@ -175,7 +344,17 @@ pub fn ess_basic(chains: &[Vec<f64>]) -> f64 {
         return f64::NAN;
     }
     let nf = n as f64;
-    let acov: Vec<Vec<f64>> = chains.iter().map(|c| autocovariance(&c[..n])).collect();
+    // Two chains an FFT.
+    let acov: Vec<Vec<f64>> = chains
+        .chunks(2)
+        .flat_map(|pair| match pair {
+            [a, b] => {
+                let (x, y) = autocovariance_pair(&a[..n], &b[..n]);
+                vec![x, y]
+            }
+            _ => pair.iter().map(|c| autocovariance(&c[..n])).collect(),
+        })
+        .collect();
     let means: Vec<f64> = chains
         .iter()
         .map(|c| c[..n].iter().sum::<f64>() / nf)
@@ -256,6 +435,31 @@ pub fn quantile_sorted(sorted: &[f64], p: f64) -> f64 {
     let lo = h.floor() as usize;
     let hi = (lo + 1).min(n - 1);
     sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo])
+}
+
+/// [`weighted_quantile`] at each of `ps` (ascending), with one sort for all of them.
+pub fn weighted_quantiles(values: &[f64], weights: &[f64], ps: &[f64]) -> Vec<f64> {
+    let mut pairs: Vec<(f64, f64)> = values
+        .iter()
+        .copied()
+        .zip(weights.iter().copied())
+        .collect();
+    pairs.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+    let total: f64 = pairs.iter().map(|p| p.1).sum();
+    if pairs.is_empty() || total.is_nan() || total <= 0.0 {
+        return vec![f64::NAN; ps.len()];
+    }
+    let mut out = Vec::with_capacity(ps.len());
+    let (mut acc, mut k) = (0.0, 0);
+    for &p in ps {
+        let target = p * total;
+        while k < pairs.len() && acc + pairs[k].1 < target {
+            acc += pairs[k].1;
+            k += 1;
+        }
+        out.push(pairs[k.min(pairs.len() - 1)].0);
+    }
+    out
 }
 
 /// The `p` quantile of weighted values: the smallest value whose cumulative weight

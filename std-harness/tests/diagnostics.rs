@@ -125,3 +125,77 @@ fn iid_chains_have_ess_near_the_draw_count() {
     assert!((e / 8000.0 - 1.0).abs() < 0.15, "ess {e}");
     assert!((rhat(&ch) - 1.0).abs() < 0.01);
 }
+
+/// `diagnostics` (one sort, merged fold, shared scores, paired FFTs) gives what the three
+/// reference functions give: on the ArviZ cases, on chains with many ties (rounded
+/// draws) and with odd lengths, for one to five chains.
+#[test]
+fn diagnostics_equals_the_reference_functions() {
+    let mut s: u64 = 99;
+    let mut next = move || {
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (s >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+    };
+    let mut cases = vec![chains_a(), chains_b()];
+    for (m, n, round) in [
+        (1, 40, false),
+        (2, 333, true),
+        (4, 1000, false),
+        (5, 257, true),
+    ] {
+        let ch: Vec<Vec<f64>> = (0..m)
+            .map(|c| {
+                let mut x = 0.0;
+                (0..n)
+                    .map(|_| {
+                        x = 0.8 * x + next() + 0.1 * c as f64;
+                        if round { (x * 4.0).round() / 4.0 } else { x }
+                    })
+                    .collect()
+            })
+            .collect();
+        cases.push(ch);
+    }
+    let near = |a: f64, b: f64| (a.is_nan() && b.is_nan()) || (a - b).abs() <= 1e-10 * b.abs();
+    for (k, ch) in cases.iter().enumerate() {
+        let d = diagnostics(ch);
+        let want = (rhat(ch), ess_bulk(ch), ess_tail(ch));
+        assert!(near(d.rhat, want.0), "case {k}: R̂ {} vs {}", d.rhat, want.0);
+        assert!(
+            near(d.ess_bulk, want.1),
+            "case {k}: bulk {} vs {}",
+            d.ess_bulk,
+            want.1
+        );
+        assert!(
+            near(d.ess_tail, want.2),
+            "case {k}: tail {} vs {}",
+            d.ess_tail,
+            want.2
+        );
+    }
+}
+
+/// Two autocovariances from one FFT are the two computed alone; three weighted quantiles
+/// from one sort are the three computed alone.
+#[test]
+fn paired_autocovariances_and_joint_quantiles() {
+    let ch = chains_b();
+    let (x, y) = autocovariance_pair(&ch[0], &ch[1]);
+    for (got, want) in [(x, autocovariance(&ch[0])), (y, autocovariance(&ch[1]))] {
+        assert_eq!(got.len(), want.len());
+        for (g, w) in got.iter().zip(&want) {
+            assert!((g - w).abs() <= 1e-12 * want[0], "{g} vs {w}");
+        }
+    }
+    let vals: Vec<f64> = ch.concat();
+    let ws: Vec<f64> = (0..vals.len()).map(|i| 1.0 + (i % 5) as f64).collect();
+    let ps = [0.0, 0.05, 0.5, 0.95, 1.0];
+    let joint = weighted_quantiles(&vals, &ws, &ps);
+    for (q, &p) in joint.iter().zip(&ps) {
+        assert_eq!(*q, weighted_quantile(&vals, &ws, p), "p = {p}");
+    }
+    assert!(weighted_quantiles(&[], &[], &[0.5])[0].is_nan());
+}

@@ -1,3 +1,4 @@
+pub mod diagnostics;
 pub mod kernels;
 pub mod models;
 pub mod noise;

@@ -108,13 +108,14 @@ pub fn summarise(
                     ess_tail: f64::NAN,
                 }
             };
+            let q = diagnostics::weighted_quantiles(&vals, &ws, &[0.05, 0.5, 0.95]);
             ParamSummary {
                 name: name.clone(),
                 mean: mom.mean(0),
                 sd: mom.variance(0).sqrt(),
-                q05: diagnostics::weighted_quantile(&vals, &ws, 0.05),
-                q50: diagnostics::weighted_quantile(&vals, &ws, 0.5),
-                q95: diagnostics::weighted_quantile(&vals, &ws, 0.95),
+                q05: q[0],
+                q50: q[1],
+                q95: q[2],
                 ess_bulk: diag.ess_bulk,
                 ess_tail: diag.ess_tail,
                 rhat: diag.rhat,
