@@ -30,15 +30,61 @@ pub struct Diagnostics {
 /// ESS, the normal scores of untied ranks from a table per draw count, and FFT plans
 /// reused within a thread.
 pub fn diagnostics(chains: &[Vec<f64>]) -> Diagnostics {
+    diagnose(chains).0
+}
+
+/// [`diagnostics`] and the weighted quantiles at `ps` (ascending) of the same draws, with
+/// `weights` one per draw in chain order: as [`weighted_quantiles`] gives them, from the
+/// diagnostics' own sort when every chain has an even length (then the split chains
+/// hold every draw, in order).
+pub fn diagnostics_and_quantiles(
+    chains: &[Vec<f64>],
+    weights: &[f64],
+    ps: &[f64],
+) -> (Diagnostics, Vec<f64>) {
+    let (diag, order) = diagnose(chains);
+    let flat_len: usize = chains.iter().map(Vec::len).sum();
+    match order {
+        Some(order) if weights.len() == flat_len => {
+            let values: Vec<f64> = chains.concat();
+            let total: f64 = weights.iter().sum();
+            if order.is_empty() || total.is_nan() || total <= 0.0 {
+                return (diag, vec![f64::NAN; ps.len()]);
+            }
+            let (mut acc, mut k) = (0.0, 0);
+            let q = ps
+                .iter()
+                .map(|&p| {
+                    let target = p * total;
+                    while k < order.len() && acc + weights[order[k]] < target {
+                        acc += weights[order[k]];
+                        k += 1;
+                    }
+                    values[order[k.min(order.len() - 1)]]
+                })
+                .collect();
+            (diag, q)
+        }
+        _ => (diag, weighted_quantiles(&chains.concat(), weights, ps)),
+    }
+}
+
+/// The diagnostics, and the ascending order of the draws (chain by chain) when the split
+/// chains hold all of them.
+fn diagnose(chains: &[Vec<f64>]) -> (Diagnostics, Option<Vec<usize>>) {
     let split = split_chains(chains);
     let lens: Vec<usize> = split.iter().map(Vec::len).collect();
     let flat: Vec<f64> = split.concat();
     let s = flat.len();
-    let mut order: Vec<usize> = (0..s).collect();
-    order.sort_unstable_by(|&a, &b| flat[a].total_cmp(&flat[b]).then(a.cmp(&b)));
+    // Sorted as (order-preserving key, index) pairs: integer comparisons on contiguous
+    // pairs, not a comparison closure reaching into the draws.
+    let mut keyed: Vec<(u64, u32)> = flat.iter().map(|&x| total_key(x)).zip(0..).collect();
+    keyed.sort_unstable();
+    let order: Vec<usize> = keyed.iter().map(|&(_, i)| i as usize).collect();
+    drop(keyed);
     let sorted: Vec<f64> = order.iter().map(|&i| flat[i]).collect();
 
-    let bulk = unflatten(&normal_scores(&flat, &order), &lens);
+    let bulk = unflatten(&normal_scores(&sorted, &order), &lens);
     let med = if s == 0 {
         f64::NAN
     } else if s % 2 == 1 {
@@ -46,13 +92,14 @@ pub fn diagnostics(chains: &[Vec<f64>]) -> Diagnostics {
     } else {
         0.5 * (sorted[s / 2 - 1] + sorted[s / 2])
     };
-    let (folded, folded_order) = fold_sorted(&flat, &order, med);
-    let folded_z = unflatten(&normal_scores(&folded, &folded_order), &lens);
+    let (folded_sorted, folded_order) = fold_sorted(&flat, &order, med);
+    let folded_z = unflatten(&normal_scores(&folded_sorted, &folded_order), &lens);
     let rhat = rhat_basic(&bulk).max(rhat_basic(&folded_z));
 
     // Tail quantiles from all draws before splitting: the split draws unless a chain of
     // odd length lost its middle draw.
-    let all_sorted = if chains.iter().all(|c| c.len() % 2 == 0 || c.len() < 2) {
+    let whole = chains.iter().all(|c| c.len() % 2 == 0 || c.len() < 2);
+    let all_sorted = if whole {
         sorted
     } else {
         let mut all: Vec<f64> = chains.iter().flatten().copied().collect();
@@ -68,10 +115,21 @@ pub fn diagnostics(chains: &[Vec<f64>]) -> Diagnostics {
     };
     let ess_tail =
         ess_at(quantile_sorted(&all_sorted, 0.05)).min(ess_at(quantile_sorted(&all_sorted, 0.95)));
-    Diagnostics {
+    let diag = Diagnostics {
         rhat,
         ess_bulk: ess_basic(&bulk),
         ess_tail,
+    };
+    (diag, whole.then_some(order))
+}
+
+/// A key whose unsigned order is `f64::total_cmp`'s order.
+fn total_key(x: f64) -> u64 {
+    let bits = x.to_bits();
+    if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | 1 << 63
     }
 }
 
@@ -87,9 +145,9 @@ fn unflatten(flat: &[f64], lens: &[usize]) -> Vec<Vec<f64>> {
         .collect()
 }
 
-/// The folded draws `|x − med|` in draw order, and their ascending order, merged from
-/// the draws' ascending `order` outwards from the median (the draws below it read
-/// backwards); equal folded values keep their relative order, as a stable sort would.
+/// The folded draws `|x − med|` in ascending order, and that order (draw indices),
+/// merged from the draws' ascending `order` outwards from the median (the draws below it
+/// read backwards); equal folded values keep their relative order, as a stable sort would.
 fn fold_sorted(flat: &[f64], order: &[usize], med: f64) -> (Vec<f64>, Vec<usize>) {
     let folded: Vec<f64> = flat.iter().map(|x| (x - med).abs()).collect();
     let split = order.partition_point(|&i| flat[i] < med);
@@ -111,13 +169,14 @@ fn fold_sorted(flat: &[f64], order: &[usize], med: f64) -> (Vec<f64>, Vec<usize>
             hi += 1;
         }
     }
-    (folded, out)
+    let sorted = out.iter().map(|&i| folded[i]).collect();
+    (sorted, out)
 }
 
-/// [`rank_normalize`]'s normal scores in draw order, from the draws' ascending `order`:
-/// tied runs get their average rank; untied ranks read a table computed once per draw
-/// count (Φ⁻¹ is the costly part).
-fn normal_scores(values: &[f64], order: &[usize]) -> Vec<f64> {
+/// [`rank_normalize`]'s normal scores in draw order, from the draws' values in ascending
+/// order (`sorted`) and that order: tied runs get their average rank; untied ranks read
+/// a table computed once per draw count (Φ⁻¹ is the costly part).
+fn normal_scores(sorted: &[f64], order: &[usize]) -> Vec<f64> {
     thread_local! {
         static TABLE: std::cell::RefCell<(usize, Vec<f64>)> = const { std::cell::RefCell::new((0, Vec::new())) };
     }
@@ -133,7 +192,7 @@ fn normal_scores(values: &[f64], order: &[usize]) -> Vec<f64> {
         let mut i = 0;
         while i < s {
             let mut j = i;
-            while j + 1 < s && values[order[j + 1]] == values[order[i]] {
+            while j + 1 < s && sorted[j + 1] == sorted[i] {
                 j += 1;
             }
             let zi = if i == j {

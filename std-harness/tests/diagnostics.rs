@@ -199,3 +199,17 @@ fn paired_autocovariances_and_joint_quantiles() {
     }
     assert!(weighted_quantiles(&[], &[], &[0.5])[0].is_nan());
 }
+
+/// The quantiles that share the diagnostics' sort are the ones computed alone, for even
+/// chains (shared) and odd ones (computed alone).
+#[test]
+fn quantiles_from_the_diagnostics_sort() {
+    for ch in [chains_a(), chains_b()] {
+        let vals = ch.concat();
+        let ws: Vec<f64> = (0..vals.len()).map(|i| 0.5 + (i % 3) as f64).collect();
+        let ps = [0.05, 0.5, 0.95];
+        let (d, q) = diagnostics_and_quantiles(&ch, &ws, &ps);
+        assert_eq!(d, diagnostics(&ch));
+        assert_eq!(q, weighted_quantiles(&vals, &ws, &ps));
+    }
+}

@@ -75,6 +75,10 @@ pub fn scan(chains: &[Chain], d: usize, len: usize) -> Option<Scan> {
     })
 }
 
+/// Parameters whose draws one pass over the rows gathers: sixteen f32 are one cache line
+/// of a row, so the strided reads of a column cost a line per sixteen parameters.
+const GROUP: usize = 16;
+
 /// Per-parameter summaries of the kept draws, weighted by `weight(chain, k)`.
 pub fn summarise(
     chains: &[Chain],
@@ -83,45 +87,102 @@ pub fn summarise(
 ) -> Vec<ParamSummary> {
     let d = names.len();
     let min_len = chains.iter().map(Chain::kept).min().unwrap_or(0);
-    names
-        .par_iter()
-        .enumerate()
-        .map(|(j, name)| {
-            let mut store = vec![0.0; WeightedMoments::storage_len(1)];
-            let mut mom = WeightedMoments::new(&mut store, 1).expect("one component");
-            let (mut vals, mut ws) = (Vec::new(), Vec::new());
-            for c in chains {
-                for k in 0..c.kept() {
-                    let v = c.draws[k * d + j];
-                    let w = weight(c, k);
-                    let _ = mom.push(w, &[v]);
-                    vals.push(v as f64);
-                    ws.push(w);
-                }
-            }
-            let diag = if min_len >= 4 {
-                diagnostics::diagnostics(&chain_values(chains, d, j, min_len))
-            } else {
-                diagnostics::Diagnostics {
-                    rhat: f64::NAN,
-                    ess_bulk: f64::NAN,
-                    ess_tail: f64::NAN,
-                }
-            };
-            let q = diagnostics::weighted_quantiles(&vals, &ws, &[0.05, 0.5, 0.95]);
-            ParamSummary {
-                name: name.clone(),
-                mean: mom.mean(0),
-                sd: mom.variance(0).sqrt(),
-                q05: q[0],
-                q50: q[1],
-                q95: q[2],
-                ess_bulk: diag.ess_bulk,
-                ess_tail: diag.ess_tail,
-                rhat: diag.rhat,
-            }
+    let same_len = chains.iter().all(|c| c.kept() == min_len);
+    // The weights are the same for every parameter: once, chain by chain.
+    let ws: Vec<f64> = chains
+        .iter()
+        .flat_map(|c| (0..c.kept()).map(move |k| weight(c, k)))
+        .collect();
+    let starts: Vec<usize> = chains
+        .iter()
+        .scan(0, |at, c| {
+            let s = *at;
+            *at += c.kept();
+            Some(s)
         })
-        .collect()
+        .collect();
+    let total = ws.len();
+    let groups: Vec<Vec<ParamSummary>> = (0..d.div_ceil(GROUP))
+        .into_par_iter()
+        .map(|g| {
+            let js = g * GROUP..((g + 1) * GROUP).min(d);
+            // Columns of this group, chain by chain: one pass over the rows.
+            let mut cols = vec![0.0f32; js.len() * total];
+            for (c, &at) in chains.iter().zip(&starts) {
+                for k in 0..c.kept() {
+                    let row = &c.draws[k * d + js.start..k * d + js.end];
+                    for (jj, &v) in row.iter().enumerate() {
+                        cols[jj * total + at + k] = v;
+                    }
+                }
+            }
+            js.clone()
+                .map(|j| {
+                    let col = &cols[(j - js.start) * total..(j - js.start + 1) * total];
+                    summarise_one(&names[j], col, &ws, chains, &starts, min_len, same_len)
+                })
+                .collect()
+        })
+        .collect();
+    groups.into_iter().flatten().collect()
+}
+
+/// One parameter's summary from its draws `col` (chain by chain, chain `c` from
+/// `starts[c]`) and their weights.
+fn summarise_one(
+    name: &str,
+    col: &[f32],
+    ws: &[f64],
+    chains: &[Chain],
+    starts: &[usize],
+    min_len: usize,
+    same_len: bool,
+) -> ParamSummary {
+    const PS: [f64; 3] = [0.05, 0.5, 0.95];
+    let mut store = vec![0.0; WeightedMoments::storage_len(1)];
+    let mut mom = WeightedMoments::new(&mut store, 1).expect("one component");
+    for (&v, &w) in col.iter().zip(ws) {
+        let _ = mom.push(w, &[v]);
+    }
+    // The last `min_len` draws of each chain, for the diagnostics.
+    let last: Vec<Vec<f64>> = chains
+        .iter()
+        .zip(starts)
+        .map(|(c, &at)| {
+            let k = c.kept();
+            col[at + k - min_len.min(k)..at + k]
+                .iter()
+                .map(|&v| v as f64)
+                .collect()
+        })
+        .collect();
+    let (diag, q) = if min_len >= 4 && same_len {
+        // One sort of the draws for both.
+        diagnostics::diagnostics_and_quantiles(&last, ws, &PS)
+    } else {
+        let diag = if min_len >= 4 {
+            diagnostics::diagnostics(&last)
+        } else {
+            diagnostics::Diagnostics {
+                rhat: f64::NAN,
+                ess_bulk: f64::NAN,
+                ess_tail: f64::NAN,
+            }
+        };
+        let vals: Vec<f64> = col.iter().map(|&v| v as f64).collect();
+        (diag, diagnostics::weighted_quantiles(&vals, ws, &PS))
+    };
+    ParamSummary {
+        name: name.to_string(),
+        mean: mom.mean(0),
+        sd: mom.variance(0).sqrt(),
+        q05: q[0],
+        q50: q[1],
+        q95: q[2],
+        ess_bulk: diag.ess_bulk,
+        ess_tail: diag.ess_tail,
+        rhat: diag.rhat,
+    }
 }
 
 /// What the checklist looks at besides the summaries.
