@@ -524,23 +524,5 @@ pub fn weighted_quantiles(values: &[f64], weights: &[f64], ps: &[f64]) -> Vec<f6
 /// The `p` quantile of weighted values: the smallest value whose cumulative weight
 /// reaches `p` of the total (weights ≥ 0).
 pub fn weighted_quantile(values: &[f64], weights: &[f64], p: f64) -> f64 {
-    let mut pairs: Vec<(f64, f64)> = values
-        .iter()
-        .copied()
-        .zip(weights.iter().copied())
-        .collect();
-    pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let total: f64 = pairs.iter().map(|p| p.1).sum();
-    if pairs.is_empty() || total.is_nan() || total <= 0.0 {
-        return f64::NAN;
-    }
-    let target = p * total;
-    let mut acc = 0.0;
-    for &(v, w) in &pairs {
-        acc += w;
-        if acc >= target {
-            return v;
-        }
-    }
-    pairs[pairs.len() - 1].0
+    weighted_quantiles(values, weights, &[p])[0]
 }

@@ -178,8 +178,8 @@ fn diagnostics_equals_the_reference_functions() {
     }
 }
 
-/// Two autocovariances from one FFT are the two computed alone; three weighted quantiles
-/// from one sort are the three computed alone.
+/// Two autocovariances from one FFT are the two computed alone; weighted quantiles from
+/// one sort are the ones of the definition.
 #[test]
 fn paired_autocovariances_and_joint_quantiles() {
     let ch = chains_b();
@@ -193,8 +193,23 @@ fn paired_autocovariances_and_joint_quantiles() {
     let vals: Vec<f64> = ch.concat();
     let ws: Vec<f64> = (0..vals.len()).map(|i| 1.0 + (i % 5) as f64).collect();
     let ps = [0.0, 0.05, 0.5, 0.95, 1.0];
+    // By the definition: the smallest value whose cumulative weight reaches p·Σw.
+    let by_definition = |p: f64| {
+        let mut pairs: Vec<(f64, f64)> = vals.iter().copied().zip(ws.iter().copied()).collect();
+        pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let total: f64 = ws.iter().sum();
+        let mut acc = 0.0;
+        for &(v, w) in &pairs {
+            acc += w;
+            if acc >= p * total {
+                return v;
+            }
+        }
+        pairs[pairs.len() - 1].0
+    };
     let joint = weighted_quantiles(&vals, &ws, &ps);
     for (q, &p) in joint.iter().zip(&ps) {
+        assert_eq!(*q, by_definition(p), "p = {p}");
         assert_eq!(*q, weighted_quantile(&vals, &ws, p), "p = {p}");
     }
     assert!(weighted_quantiles(&[], &[], &[0.5])[0].is_nan());
