@@ -341,7 +341,7 @@ fn write_outputs(
     );
     let p = out.join("compare.md");
     std::fs::write(&p, md).map_err(io(p.clone()))?;
-    println!("{table}");
+    crate::out!("{table}");
     // Figure: per parameter, the mean error and the sd ratio, one line per sampler.
     let k = reference.mean.len().min(60);
     let x: Vec<f64> = (0..k).map(|j| j as f64).collect();

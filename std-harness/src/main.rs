@@ -311,9 +311,9 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             let report = bench::run(a.workload, a.seconds, dir.as_deref())?;
             if a.json {
                 let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
-                println!("{text}");
+                sgld_harness::out!("{text}");
             } else {
-                print!("{}", bench::table(&report));
+                sgld_harness::out!("{}", bench::table(&report).trim_end_matches('\n'));
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -328,24 +328,36 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             match command {
                 DataCommand::List => {
                     match &dir {
-                        Some(d) => println!("data directory: {}", d.display()),
-                        None => println!("no data directory (set --data-dir or SGLD_DATA_DIR)"),
+                        Some(d) => sgld_harness::out!("data directory: {}", d.display()),
+                        None => sgld_harness::out!(
+                            "no data directory (set --data-dir or SGLD_DATA_DIR)"
+                        ),
                     }
                     for k in registry::KNOWN {
                         let status = dir.as_deref().map(|d| registry::status(k, d));
                         match status {
                             Some(registry::Status::Present) => {
-                                println!("  present  {:<32} {}", k.name, k.what)
+                                sgld_harness::out!("  present  {:<32} {}", k.name, k.what)
                             }
                             Some(registry::Status::Corrupt { file }) => {
-                                println!("  CORRUPT  {:<32} {file}: checksum mismatch", k.name)
+                                sgld_harness::out!(
+                                    "  CORRUPT  {:<32} {file}: checksum mismatch",
+                                    k.name
+                                )
                             }
-                            Some(registry::Status::Missing { absent, total }) => println!(
-                                "  missing  {:<32} {absent} of {total} files absent; published at: {}",
-                                k.name, k.published
-                            ),
+                            Some(registry::Status::Missing { absent, total }) => {
+                                sgld_harness::out!(
+                                    "  missing  {:<32} {absent} of {total} files absent; published at: {}",
+                                    k.name,
+                                    k.published
+                                )
+                            }
                             None => {
-                                println!("  ?        {:<32} published at: {}", k.name, k.published)
+                                sgld_harness::out!(
+                                    "  ?        {:<32} published at: {}",
+                                    k.name,
+                                    k.published
+                                )
                             }
                         }
                     }
@@ -363,10 +375,12 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                         .filter(|m| !m.is_empty());
                     let written = data::fetch::fetch(k, &d, mirror.as_deref())?;
                     if written.is_empty() {
-                        println!("{name}: every file already present with the right checksum");
+                        sgld_harness::out!(
+                            "{name}: every file already present with the right checksum"
+                        );
                     }
                     for w in written {
-                        println!("fetched {w} (sha256 verified)");
+                        sgld_harness::out!("fetched {w} (sha256 verified)");
                     }
                     Ok(ExitCode::SUCCESS)
                 }

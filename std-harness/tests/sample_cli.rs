@@ -527,6 +527,31 @@ fn clipping_is_an_option_of_sample() {
     assert!(out.join("summary.json").is_file());
 }
 
+/// A reader that goes away (`sgld sample … | head`) does not crash the command: it
+/// writes its files and exits 0, quietly.
+#[test]
+fn a_closed_stdout_ends_quietly_after_the_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let (train, _, _, _) = logistic_data(dir.path());
+    let out = dir.path().join("piped");
+    let mut child = sgld()
+        .args(["sample", "--model", "logistic", "--train"])
+        .arg(&train)
+        .args(["--steps", "2000", "--out"])
+        .arg(&out)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Close the reading end before the command prints anything.
+    drop(child.stdout.take());
+    let done = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert!(done.status.success(), "exit {:?}: {stderr}", done.status);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(out.join("summary.json").is_file() && out.join("draws.csv").is_file());
+}
+
 #[test]
 fn gmm_on_one_column_data() {
     let dir = tempfile::tempdir().unwrap();

@@ -431,9 +431,12 @@ pub fn run(ctx: &Context) -> Result<(), String> {
     );
     std::fs::write(ctx.out.join("report.md"), r)
         .map_err(|e| format!("cannot write report.md: {e}"))?;
-    println!(
+    crate::out!(
         "gmm: TV(SGLD, exact) = {tv_sgld:.4} (exact samples of the same size: {tv_iid:.4}); mass near (0,1) / (1,-1): SGLD {:.3} / {:.3}, exact {:.3} / {:.3}",
-        m_sgld[0], m_sgld[1], m_exact[0], m_exact[1]
+        m_sgld[0],
+        m_sgld[1],
+        m_exact[0],
+        m_exact[1]
     );
     Ok(())
 }

@@ -540,9 +540,11 @@ pub fn run(ctx: &Context) -> Result<(), String> {
     }
     std::fs::write(ctx.out.join("report.md"), rep)
         .map_err(|e| format!("cannot write report.md: {e}"))?;
-    println!(
+    crate::out!(
         "ica: Amari distance SGLD {am_s:.4}, corrected Langevin {am_m:.4}; acceptance {:.3}; {:.0} and {:.0} samples/s",
-        r.acceptance, r.sgld_per_second, r.mala_per_second
+        r.acceptance,
+        r.sgld_per_second,
+        r.mala_per_second
     );
     Ok(())
 }

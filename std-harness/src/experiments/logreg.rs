@@ -252,7 +252,7 @@ pub fn run(ctx: &Context) -> Result<(), String> {
     );
     std::fs::write(ctx.out.join("report.md"), r)
         .map_err(|e| format!("cannot write report.md: {e}"))?;
-    println!(
+    crate::out!(
         "logreg: test accuracy after 1 sweep {a1:.4} ± {s1:.4}, after {sweeps} sweeps {a10:.4} ± {s10:.4} ({runs} runs)"
     );
     Ok(())

@@ -203,9 +203,12 @@ pub fn run(ctx: &Context) -> Result<(), String> {
     std::fs::write(ctx.out.join("report.md"), rep)
         .map_err(|e| format!("cannot write report.md: {e}"))?;
     for r in &recs {
-        println!(
+        crate::out!(
             "meg: {}: SGLD {:.0} samples/s, corrected Langevin {:.0} samples/s, acceptance {:.3}",
-            r.name, r.run.sgld_per_second, r.run.mala_per_second, r.run.acceptance
+            r.name,
+            r.run.sgld_per_second,
+            r.run.mala_per_second,
+            r.run.acceptance
         );
     }
     Ok(())

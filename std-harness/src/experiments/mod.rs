@@ -159,14 +159,14 @@ pub fn reproduce(
                 failed.push(format!("{}: {err}", e.name));
             }
         }
-        println!(
+        crate::out!(
             "ran {} of {} experiments into {}",
             EXPERIMENTS.len() - skipped.len() - failed.len(),
             EXPERIMENTS.len(),
             out.display()
         );
         for s in &skipped {
-            println!("skipped {s}");
+            crate::out!("skipped {s}");
         }
         if !failed.is_empty() {
             return Err(format!("failed: {}", failed.join("; ")));

@@ -177,7 +177,7 @@ pub fn write_summary(dir: &Path, s: &Summary) -> Result<(), String> {
 
 /// Prints the summary table, then the warnings.
 pub fn print_table(s: &Summary, notes: &[String], out: &Path) {
-    println!(
+    crate::out!(
         "sgld sample: {} model, {} training rows, {} parameters, {} chains x {} steps in {:.2} s ({:.0} steps/s)",
         s.model.name(),
         s.n_train,
@@ -189,7 +189,7 @@ pub fn print_table(s: &Summary, notes: &[String], out: &Path) {
     );
     let w = &s.warmup;
     if w.adapted {
-        println!(
+        crate::out!(
             "warm-up: mode by L-BFGS ({} iterations), {} preconditioner (Laplace), {}, step {:.3e} (alpha {:.3} <= {}); {} steps{}",
             w.mode_iterations,
             w.preconditioner,
@@ -212,9 +212,9 @@ pub fn print_table(s: &Summary, notes: &[String], out: &Path) {
         );
     }
     for n in notes {
-        println!("{n}");
+        crate::out!("{n}");
     }
-    println!(
+    crate::out!(
         "sampler {}; burn-in {} steps; thin {}; means and sds weighted {}",
         s.sampler,
         s.burn_in,
@@ -224,19 +224,35 @@ pub fn print_table(s: &Summary, notes: &[String], out: &Path) {
             _ => "uniformly",
         }
     );
-    println!(
+    crate::out!(
         "{:<16} {:>10} {:>9} {:>10} {:>10} {:>10} {:>9} {:>9} {:>6}",
-        "param", "mean", "sd", "q05", "q50", "q95", "ess_bulk", "ess_tail", "rhat"
+        "param",
+        "mean",
+        "sd",
+        "q05",
+        "q50",
+        "q95",
+        "ess_bulk",
+        "ess_tail",
+        "rhat"
     );
     let show = 30;
     for p in s.params.iter().take(show) {
-        println!(
+        crate::out!(
             "{:<16} {:>10.4} {:>9.4} {:>10.4} {:>10.4} {:>10.4} {:>9.0} {:>9.0} {:>6.3}",
-            p.name, p.mean, p.sd, p.q05, p.q50, p.q95, p.ess_bulk, p.ess_tail, p.rhat
+            p.name,
+            p.mean,
+            p.sd,
+            p.q05,
+            p.q50,
+            p.q95,
+            p.ess_bulk,
+            p.ess_tail,
+            p.rhat
         );
     }
     if s.params.len() > show {
-        println!(
+        crate::out!(
             "... {} more parameters in {}",
             s.params.len() - show,
             out.join("summary.json").display()
@@ -244,21 +260,21 @@ pub fn print_table(s: &Summary, notes: &[String], out: &Path) {
     }
     if let Some(t) = &s.test {
         match (t.accuracy, t.rmse) {
-            (Some(a), _) => println!(
+            (Some(a), _) => crate::out!(
                 "test: accuracy {a:.4}, log-likelihood per datum {:.4}",
                 t.log_lik_per_datum
             ),
-            (None, Some(r)) => println!(
+            (None, Some(r)) => crate::out!(
                 "test: rmse {r:.4}, log-likelihood per datum {:.4}",
                 t.log_lik_per_datum
             ),
-            _ => println!("test: log-likelihood per datum {:.4}", t.log_lik_per_datum),
+            _ => crate::out!("test: log-likelihood per datum {:.4}", t.log_lik_per_datum),
         }
     }
     for w in &s.warnings {
-        println!("warning: {w}");
+        crate::out!("warning: {w}");
     }
-    println!(
+    crate::out!(
         "wrote {} and {}",
         out.join("draws.csv").display(),
         out.join("summary.json").display()
