@@ -30,9 +30,11 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Sample a model on a data set: draws.csv, summary.json and a summary table.
+    #[command(allow_negative_numbers = true)]
     Sample(SampleCmd),
     /// Every sampler on one model and data set: ESS per second and per gradient, and
     /// errors against a reference (exact for linreg, a long MALA run otherwise).
+    #[command(allow_negative_numbers = true)]
     Compare(CompareArgs),
     /// Reproduce a paper's experiment (figures, CSV series and report.md).
     Reproduce(ReproduceArgs),

@@ -552,6 +552,27 @@ fn a_closed_stdout_ends_quietly_after_the_files() {
     assert!(out.join("summary.json").is_file() && out.join("draws.csv").is_file());
 }
 
+/// A negative number is a value (`--temperature -1` is refused for its value, not taken
+/// for an unknown flag).
+#[test]
+fn negative_numbers_are_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let (train, _, _, _) = logistic_data(dir.path());
+    let run = sgld()
+        .args(["sample", "--model", "logistic", "--train"])
+        .arg(&train)
+        .args(["--steps", "100", "--temperature", "-1", "--out"])
+        .arg(dir.path().join("neg"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success());
+    assert!(
+        stderr.contains("temperature must be finite and >= 0"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn gmm_on_one_column_data() {
     let dir = tempfile::tempdir().unwrap();
