@@ -72,6 +72,16 @@ pub struct Bars {
     bars: Vec<ProgressBar>,
 }
 
+/// A rate as a person reads it: `1.16M steps/s`, `845k steps/s`, `92 steps/s`.
+fn steps_per_second(rate: f64) -> String {
+    match rate {
+        r if r >= 1e6 => format!("{:.2}M steps/s", r / 1e6),
+        r if r >= 1e4 => format!("{:.0}k steps/s", r / 1e3),
+        r if r >= 1e3 => format!("{:.1}k steps/s", r / 1e3),
+        r => format!("{r:.0} steps/s"),
+    }
+}
+
 impl Bars {
     fn new(chains: usize, show: bool) -> Self {
         let multi = MultiProgress::new();
@@ -79,9 +89,15 @@ impl Bars {
             multi.set_draw_target(indicatif::ProgressDrawTarget::hidden());
         }
         let style = ProgressStyle::with_template(
-            "chain {prefix} [{bar:40}] {pos}/{len} steps ({per_sec}, {eta})",
+            "chain {prefix} [{bar:40}] {pos}/{len} steps ({rate}, {eta})",
         )
         .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .with_key(
+            "rate",
+            |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = w.write_str(&steps_per_second(state.per_sec()));
+            },
+        )
         .progress_chars("=> ");
         let bars = (0..chains)
             .map(|c| {
