@@ -12,7 +12,7 @@ use crate::spec::{BurnIn, InitSpec, PriorSpec, StepChoice, StepSpec, Thin};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ModelKind {
-    /// Logistic regression `p(y|x,β) = σ(y βᵀx)` (§5.2).
+    /// Logistic regression `p(y|x,β) = σ(y βᵀx)` (§5.2); labels ±1 or 0/1 (0 is read as −1).
     Logistic,
     /// Bayesian linear regression with the Normal–inverse-gamma prior, in `(β, log σ²)`.
     Linreg,
