@@ -208,12 +208,14 @@ pub fn run(cfg: &CompareConfig) -> Result<(Reference, Vec<Row>), String> {
     Ok((reference, rows))
 }
 
+/// The smallest finite bulk ESS; NaN when no parameter has one (not ∞).
 fn min_ess(s: &Summary) -> f64 {
     s.params
         .iter()
         .map(|p| p.ess_bulk)
         .filter(|e| e.is_finite())
-        .fold(f64::INFINITY, f64::min)
+        .reduce(f64::min)
+        .unwrap_or(f64::NAN)
 }
 
 /// `const:EPS` with four significant digits.
@@ -250,6 +252,9 @@ fn row(
     reference: &Reference,
     failure: Option<String>,
 ) -> Row {
+    if let Some(f) = failure {
+        return failed_row(s, cv, step, f);
+    }
     let ess = min_ess(summary);
     let evals = summary.grad_evals_per_step * summary.steps as f64 * summary.chains as f64;
     let (mut mean_error, mut sd_error) = (0.0f64, 0.0f64);
@@ -270,7 +275,7 @@ fn row(
         mean_error,
         sd_error,
         test_metric: summary.test.as_ref().and_then(|t| t.accuracy.or(t.rmse)),
-        failure,
+        failure: None,
     }
 }
 
@@ -280,6 +285,17 @@ pub fn markdown(rows: &[Row]) -> String {
         "| sampler | step | steps/s | grads/step | min ESS | ESS/s | ESS/1k grads | max mean err (sd) | max sd err | test |\n|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for r in rows {
+        if let Some(f) = &r.failure {
+            // No figures for a run that failed: they would be those of no draws.
+            let _ = writeln!(
+                t,
+                "| {}{} | {} | – | – | – | – | – | – | – | failed: {f} |",
+                r.sampler,
+                if r.cv { "-cv" } else { "" },
+                r.step_size,
+            );
+            continue;
+        }
         let _ = writeln!(
             t,
             "| {}{} | {} | {:.0} | {:.0} | {:.0} | {:.1} | {:.3} | {:.3} | {:.3} | {} |",
@@ -293,11 +309,7 @@ pub fn markdown(rows: &[Row]) -> String {
             r.ess_per_kgrad,
             r.mean_error,
             r.sd_error,
-            match (&r.failure, r.test_metric) {
-                (Some(f), _) => format!("failed: {f}"),
-                (None, Some(m)) => format!("{m:.4}"),
-                (None, None) => "–".into(),
-            }
+            r.test_metric.map_or("–".into(), |m| format!("{m:.4}"))
         );
     }
     t
@@ -386,4 +398,24 @@ fn write_outputs(
         ..Series::default()
     });
     plot::line_chart(&out.join("compare"), &[mean_panel, sd_panel])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A failed sampler's row says so and why, with no figures (not ∞ or 0).
+    #[test]
+    fn failed_rows_show_the_reason_and_no_figures() {
+        let failed = failed_row(
+            SamplerKind::Sghmc,
+            false,
+            StepSpec::Const(1e-3),
+            "step 12 went non-finite".into(),
+        );
+        let table = markdown(&[failed]);
+        let line = table.lines().last().unwrap();
+        assert!(line.contains("failed: step 12 went non-finite"), "{line}");
+        assert!(!line.contains("inf") && !line.contains("NaN") && !line.contains("0.000"));
+    }
 }
