@@ -201,7 +201,10 @@ pub fn run(cfg: &CompareConfig) -> Result<(Reference, Vec<Row>), String> {
                 continue;
             }
         };
-        rows.push(row(s, base.cv, step, &summary, &reference, failure));
+        rows.push(match failure {
+            Some(f) => failed_row(s, base.cv, step, f),
+            None => row(s, base.cv, step, &summary, &reference),
+        });
         summaries.push((s, summary));
     }
     write_outputs(&out, base, &reference, &rows, &summaries)?;
@@ -244,17 +247,7 @@ fn failed_row(s: SamplerKind, cv: bool, step: StepSpec, e: String) -> Row {
     }
 }
 
-fn row(
-    s: SamplerKind,
-    cv: bool,
-    step: StepSpec,
-    summary: &Summary,
-    reference: &Reference,
-    failure: Option<String>,
-) -> Row {
-    if let Some(f) = failure {
-        return failed_row(s, cv, step, f);
-    }
+fn row(s: SamplerKind, cv: bool, step: StepSpec, summary: &Summary, reference: &Reference) -> Row {
     let ess = min_ess(summary);
     let evals = summary.grad_evals_per_step * summary.steps as f64 * summary.chains as f64;
     let (mut mean_error, mut sd_error) = (0.0f64, 0.0f64);

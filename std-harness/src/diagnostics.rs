@@ -44,29 +44,40 @@ pub fn diagnostics_and_quantiles(
 ) -> (Diagnostics, Vec<f64>) {
     let (diag, order) = diagnose(chains);
     let flat_len: usize = chains.iter().map(Vec::len).sum();
-    match order {
+    let values = chains.concat();
+    let q = match order {
         Some(order) if weights.len() == flat_len => {
-            let values: Vec<f64> = chains.concat();
-            let total: f64 = weights.iter().sum();
-            if order.is_empty() || total.is_nan() || total <= 0.0 {
-                return (diag, vec![f64::NAN; ps.len()]);
-            }
-            let (mut acc, mut k) = (0.0, 0);
-            let q = ps
-                .iter()
-                .map(|&p| {
-                    let target = p * total;
-                    while k < order.len() && acc + weights[order[k]] < target {
-                        acc += weights[order[k]];
-                        k += 1;
-                    }
-                    values[order[k.min(order.len() - 1)]]
-                })
-                .collect();
-            (diag, q)
+            walk_quantiles(order.len(), |k| values[order[k]], |k| weights[order[k]], ps)
         }
-        _ => (diag, weighted_quantiles(&chains.concat(), weights, ps)),
+        _ => weighted_quantiles(&values, weights, ps),
+    };
+    (diag, q)
+}
+
+/// The weighted quantiles at `ps` (ascending) of `n` draws given in ascending order
+/// (`value(k)`, `weight(k)` of the `k`-th smallest): for each `p`, the first draw whose
+/// cumulative weight reaches `p` of the total; NaN when there is no positive total.
+fn walk_quantiles(
+    n: usize,
+    value: impl Fn(usize) -> f64,
+    weight: impl Fn(usize) -> f64,
+    ps: &[f64],
+) -> Vec<f64> {
+    let total: f64 = (0..n).map(&weight).sum();
+    if n == 0 || total.is_nan() || total <= 0.0 {
+        return vec![f64::NAN; ps.len()];
     }
+    let (mut acc, mut k) = (0.0, 0);
+    ps.iter()
+        .map(|&p| {
+            let target = p * total;
+            while k < n && acc + weight(k) < target {
+                acc += weight(k);
+                k += 1;
+            }
+            value(k.min(n - 1))
+        })
+        .collect()
 }
 
 /// The diagnostics, and the ascending order of the draws (chain by chain) when the split
@@ -504,21 +515,7 @@ pub fn weighted_quantiles(values: &[f64], weights: &[f64], ps: &[f64]) -> Vec<f6
         .zip(weights.iter().copied())
         .collect();
     pairs.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
-    let total: f64 = pairs.iter().map(|p| p.1).sum();
-    if pairs.is_empty() || total.is_nan() || total <= 0.0 {
-        return vec![f64::NAN; ps.len()];
-    }
-    let mut out = Vec::with_capacity(ps.len());
-    let (mut acc, mut k) = (0.0, 0);
-    for &p in ps {
-        let target = p * total;
-        while k < pairs.len() && acc + pairs[k].1 < target {
-            acc += pairs[k].1;
-            k += 1;
-        }
-        out.push(pairs[k.min(pairs.len() - 1)].0);
-    }
-    out
+    walk_quantiles(pairs.len(), |k| pairs[k].0, |k| pairs[k].1, ps)
 }
 
 /// The `p` quantile of weighted values: the smallest value whose cumulative weight
