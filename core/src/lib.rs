@@ -1,6 +1,8 @@
 #![doc = include_str!("../README.md")]
 #![no_std]
-// One `unsafe` block in the crate: `math::vsqrt`, the Cortex-M4F's square root instruction.
+// `unsafe` in the crate, each allowed where it stands: `math::vsqrt` (the Cortex-M4F's
+// square root instruction) and the sparse rows of `online` read without a bounds check
+// per index (`kernels::*::sparse_*_in_bounds`).
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
 

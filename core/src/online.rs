@@ -83,7 +83,7 @@ impl<const D: usize> Example for DenseExample<D> {
     }
 }
 
-/// A sparse binary example: the (0-based) indices of at most `K` features equal to 1,
+/// A sparse binary example: the (0-based) indices of at most `K` (< 2¹⁶) features equal to 1,
 /// stored as `u32` or, through [`SparseBinaryExample::narrow`], as `u8` or `u16`
 /// ([`SparseIndex`]). With at most 256 features, `u8` indices make a window of examples
 /// about a third of its `u32` size:
@@ -98,7 +98,11 @@ impl<const D: usize> Example for DenseExample<D> {
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct SparseBinaryExample<const K: usize, I = u32> {
-    idx: heapless::Vec<I, K>,
+    /// `K` < 2¹⁶ (checked at compile time), so a two-byte length.
+    idx: heapless::Vec<I, K, u16>,
+    /// The largest index (0 when there is none): a slice longer than it holds every
+    /// index, so the row is read without a bounds check per index.
+    max: I,
     y: f32,
 }
 
@@ -117,7 +121,18 @@ impl<const K: usize, I: SparseIndex> SparseBinaryExample<K, I> {
             expected: K,
             found: indices.len(),
         })?;
-        Ok(Self { idx, y })
+        let max = indices.iter().copied().max_by_key(|j| j.index());
+        Ok(Self {
+            idx,
+            max: max.unwrap_or(I::ZERO),
+            y,
+        })
+    }
+
+    /// Whether every index is below `len`.
+    #[inline(always)]
+    fn in_bounds(&self, len: usize) -> bool {
+        self.max.index() < len
     }
 
     /// The non-zero feature indices.
@@ -135,10 +150,27 @@ impl<const K: usize, I: SparseIndex> Example for SparseBinaryExample<K, I> {
         self.y
     }
     fn margin(&self, theta: &[f32]) -> f32 {
-        imp::sparse_dot(&self.idx, theta)
+        if self.in_bounds(theta.len()) {
+            // SAFETY: every index is at most `max` (`narrow` computed it, and `idx` is
+            // never changed after), which is below `theta.len()`.
+            #[allow(unsafe_code)]
+            unsafe {
+                imp::sparse_dot_in_bounds(&self.idx, theta)
+            }
+        } else {
+            imp::sparse_dot(&self.idx, theta)
+        }
     }
     fn add_scaled(&self, c: f32, grad: &mut [f32]) {
-        imp::sparse_axpy(c, &self.idx, grad);
+        if self.in_bounds(grad.len()) {
+            // SAFETY: as in `margin`, every index is below `grad.len()`.
+            #[allow(unsafe_code)]
+            unsafe {
+                imp::sparse_axpy_in_bounds(c, &self.idx, grad)
+            }
+        } else {
+            imp::sparse_axpy(c, &self.idx, grad);
+        }
     }
 }
 
@@ -347,5 +379,37 @@ impl<'a, E: Example, P: Prior, S: Schedule, M: Accumulator, const CAP: usize>
     /// The window.
     pub fn window(&self) -> &Window<'a, E, P, CAP> {
         &self.window
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A row read without bounds checks gives what the checked kernels give, and a slice
+    /// too short for its largest index takes the checked path, which skips the indices
+    /// out of range.
+    #[test]
+    fn sparse_rows_read_in_bounds_or_skip_what_is_out_of_range() {
+        let ex = SparseBinaryExample::<8, u8>::narrow(&[9, 2, 30, 5], -1.0).unwrap();
+        let theta: [f32; 31] = core::array::from_fn(|i| i as f32 * 0.5 - 3.0);
+        assert_eq!(ex.margin(&theta), imp::sparse_dot(ex.indices(), &theta));
+        assert_eq!(ex.margin(&theta), 1.5 + -2.0 + 12.0 + -0.5);
+        // θ of 30: index 30 is out of range and skipped.
+        assert_eq!(ex.margin(&theta[..30]), 1.5 + -2.0 + -0.5);
+        let mut g = [0.0f32; 31];
+        ex.add_scaled(2.0, &mut g);
+        let mut short = [0.0f32; 10];
+        ex.add_scaled(2.0, &mut short);
+        for j in 0..31 {
+            let want = if [9, 2, 30, 5].contains(&j) { 2.0 } else { 0.0 };
+            assert_eq!(g[j], want, "full, {j}");
+            if j < 10 {
+                assert_eq!(short[j], want, "short, {j}");
+            }
+        }
+        // No index: the row is empty for any θ, the empty one included.
+        let none = SparseBinaryExample::<8, u8>::narrow(&[], 1.0).unwrap();
+        assert_eq!((none.margin(&theta), none.margin(&[])), (0.0, 0.0));
     }
 }

@@ -1,5 +1,6 @@
 //! The online learner: arbitrary examples (bad ones refused without changing θ), any
-//! step sizes from a valid schedule; θ stays finite and the estimator consistent.
+//! step sizes from a valid schedule; θ stays finite and the estimator consistent. Each
+//! row also reads slices of every length, shorter than its indices included.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -7,7 +8,7 @@ use sgld::Sgld;
 use sgld::estimate::WeightedMoments;
 use sgld::models::Gaussian;
 use sgld::noise::default_rng;
-use sgld::online::{Examples, OnlineSgld, SparseBinaryExample};
+use sgld::online::{Example, Examples, OnlineSgld, SparseBinaryExample};
 use sgld::schedule::Constant;
 
 fuzz_target!(|input: (Vec<(Vec<u32>, f32)>, f32, u64)| {
@@ -37,6 +38,18 @@ fuzz_target!(|input: (Vec<(Vec<u32>, f32)>, f32, u64)| {
             assert!(idx.len() > 4);
             continue;
         };
+        // A row against slices of every length: the indices out of range are skipped.
+        let w = [1.0f32, 2.0, 4.0, 8.0, 16.0, 32.0];
+        for len in 0..=w.len() {
+            let want: f32 = idx.iter().filter_map(|&j| w[..len].get(j as usize)).sum();
+            assert_eq!(ex.margin(&w[..len]), want);
+            let mut g = [0.0f32; 6];
+            ex.add_scaled(1.0, &mut g[..len]);
+            assert_eq!(
+                g.iter().sum::<f32>(),
+                idx.iter().filter(|&&j| (j as usize) < len).count() as f32
+            );
+        }
         let before = learner.theta().to_vec();
         let seen = learner.window().seen();
         match learner.push(ex, &mut rng) {

@@ -60,6 +60,8 @@ pub struct StepCheck {
 pub trait SparseIndex: Copy + core::fmt::Debug + sealed::Sealed {
     /// The index as a `usize`.
     fn index(self) -> usize;
+    /// Index 0.
+    const ZERO: Self;
 }
 
 mod sealed {
@@ -76,6 +78,7 @@ macro_rules! sparse_index {
             fn index(self) -> usize {
                 self as usize
             }
+            const ZERO: Self = 0;
         }
     )*};
 }
@@ -387,6 +390,40 @@ pub fn prefetch<T>(xs: &[T]) {
 
 #[cfg(test)]
 mod tests {
+    /// The unchecked sparse kernels (both twins) give the checked ones' results bit for
+    /// bit on rows in range, of every length up to 21 and every start.
+    #[test]
+    fn in_bounds_sparse_kernels_equal_the_checked_ones() {
+        use super::{reference as r, simd as s};
+        let w: [f32; 40] = core::array::from_fn(|i| (i as f32 * 0.37).sin() * 10.0);
+        let idx: [u8; 21] = core::array::from_fn(|i| ((i * 17 + 3) % 40) as u8);
+        for start in 0..idx.len() {
+            for end in start..=idx.len() {
+                let row = &idx[start..end];
+                // SAFETY: every index is below 40, the length of `w` and of `y`.
+                #[allow(unsafe_code)]
+                let (a, b) = unsafe {
+                    (
+                        r::sparse_dot_in_bounds(row, &w),
+                        s::sparse_dot_in_bounds(row, &w),
+                    )
+                };
+                assert_eq!(a.to_bits(), r::sparse_dot(row, &w).to_bits());
+                assert_eq!(b.to_bits(), s::sparse_dot(row, &w).to_bits());
+                let (mut y1, mut y2, mut y3) = (w, w, w);
+                r::sparse_axpy(0.3, row, &mut y1);
+                #[allow(unsafe_code)]
+                // SAFETY: as above.
+                unsafe {
+                    r::sparse_axpy_in_bounds(0.3, row, &mut y2);
+                    s::sparse_axpy_in_bounds(0.3, row, &mut y3);
+                }
+                assert_eq!(y1, y2);
+                assert_eq!(y1, y3);
+            }
+        }
+    }
+
     #[test]
     fn short_copy_and_zero_match_the_slice_methods_at_every_length() {
         let src: [f32; 40] = core::array::from_fn(|i| i as f32 + 0.5);

@@ -51,6 +51,40 @@ pub fn sparse_dot<I: SparseIndex>(idx: &[I], w: &[f32]) -> f32 {
     s
 }
 
+/// [`sparse_dot`] for indices known to be in range, without a bounds check per index.
+///
+/// # Safety
+///
+/// Every index of `idx` is below `w.len()`.
+// Called where the crate dispatches to the scalar twins, and by the tests.
+#[cfg_attr(not(any(sgld_force_scalar, sgld_scalar_target)), allow(dead_code))]
+#[allow(unsafe_code)]
+pub(crate) unsafe fn sparse_dot_in_bounds<I: SparseIndex>(idx: &[I], w: &[f32]) -> f32 {
+    debug_assert!(idx.iter().all(|j| j.index() < w.len()));
+    let mut s = 0.0f32;
+    for &j in idx {
+        // SAFETY: the caller guarantees every index is below `w.len()`.
+        s += unsafe { *w.get_unchecked(j.index()) };
+    }
+    s
+}
+
+/// [`sparse_axpy`] for indices known to be in range.
+///
+/// # Safety
+///
+/// Every index of `idx` is below `y.len()`.
+// Called where the crate dispatches to the scalar twins, and by the tests.
+#[cfg_attr(not(any(sgld_force_scalar, sgld_scalar_target)), allow(dead_code))]
+#[allow(unsafe_code)]
+pub(crate) unsafe fn sparse_axpy_in_bounds<I: SparseIndex>(alpha: f32, idx: &[I], y: &mut [f32]) {
+    debug_assert!(idx.iter().all(|j| j.index() < y.len()));
+    for &j in idx {
+        // SAFETY: the caller guarantees every index is below `y.len()`.
+        unsafe { *y.get_unchecked_mut(j.index()) += alpha };
+    }
+}
+
 /// `y[j] ← y[j] + α` for every `j ∈ idx`.
 pub fn sparse_axpy<I: SparseIndex>(alpha: f32, idx: &[I], y: &mut [f32]) {
     for &j in idx {

@@ -11,7 +11,7 @@
 //! [`Stream`] makes a deterministic a9a-like stream: 13 active features per example out
 //! of 123 (drawn by a 64-bit LCG) plus the bias, labels from a fixed sparse coefficient
 //! vector with 8% of them flipped. The examples keep their indices as `u8` (124
-//! features fit), 32 bytes each, so the window is 8 KiB.
+//! features fit), 24 bytes each, so the window is 6 KiB.
 
 #![no_std]
 
@@ -43,7 +43,7 @@ pub const HELD_OUT: u32 = 5_000;
 pub type Ex = SparseBinaryExample<16, u8>;
 
 /// The learner's memory: the window, θ, the sampler's scratch, the estimator and the
-/// batch indices (10.5 KiB).
+/// batch indices (9.5 KiB).
 pub struct Buffers {
     examples: Examples<Ex, WINDOW>,
     theta: [f32; D],

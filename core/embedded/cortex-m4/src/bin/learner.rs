@@ -1,6 +1,6 @@
 //! The online learner on a Cortex-M4F: 30,000 examples of an a9a-shaped stream, one SGLD
 //! step each, then the posterior mean's accuracy on 5,000 held-out examples. Its buffers
-//! (the 8 KiB window among them) are a `static`; the stack holds only call frames.
+//! (the 6 KiB window among them) are a `static`; the stack holds only call frames.
 //!
 //! Prints the held-out accuracy, the instructions per example (SysTick under QEMU's
 //! `-icount shift=0`, the stream's own cost subtracted) and the peak stack.
