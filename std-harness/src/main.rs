@@ -116,8 +116,8 @@ struct SampleArgs {
     /// The sampling-threshold target (eq. 10).
     #[arg(long, default_value_t = 0.1)]
     alpha: f64,
-    /// Keep every K-th step (auto: about eight draws per autocorrelation time when
-    /// adapted, every step of a given schedule).
+    /// Keep every K-th step (auto: at most 4,000 draws per chain; about eight per
+    /// autocorrelation time when adapted). The means weigh every step after burn-in.
     #[arg(long, default_value = "auto")]
     thin: Thin,
     /// Independent chains, run in parallel.

@@ -290,8 +290,8 @@ impl FromStr for BatchSize {
 /// `--thin auto | K`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Thin {
-    /// Every step of a user's schedule; about eight draws per autocorrelation time of
-    /// an adapted run.
+    /// At most [`AUTO_DRAWS`](crate::sample::AUTO_DRAWS) draws per chain; about eight
+    /// per autocorrelation time of an adapted run.
     Auto,
     /// Keep every K-th step.
     Every(u64),

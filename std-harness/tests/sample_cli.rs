@@ -169,15 +169,17 @@ fn logistic_contract_and_agreement_with_a_long_reference_run() {
         stdout.contains("beta[x1]") && stdout.contains("bias"),
         "{stdout}"
     );
-    // draws.csv: header and kept draws (4 chains × 55000 steps after burn-in).
+    // draws.csv: header and kept draws. --thin auto keeps at most 4,000 of the 55,000
+    // steps after burn-in: every 14th (steps 5,012 to 59,990, 3,928 a chain).
     let draws = std::fs::read_to_string(out.join("draws.csv")).unwrap();
     let mut lines = draws.lines();
     assert_eq!(
         lines.next(),
         Some("chain,step,step_size,beta[x1],beta[x2],beta[x3],bias")
     );
-    assert_eq!(lines.count(), 4 * 55_000);
+    assert_eq!(lines.count(), 4 * (60_000 / 14 - 5_000 / 14));
     let s = summary(&out);
+    assert_eq!(s["thin"], 14);
     for key in [
         "model",
         "sampler",
@@ -504,6 +506,67 @@ fn same_seed_same_draws_whatever_the_thread_count() {
         std::fs::read(dir.path().join(out).join("draws.csv")).unwrap()
     };
     assert_eq!(run("1", "one"), run("2", "two"));
+}
+
+/// `--thin auto` on a decreasing schedule: the same trajectories as `--thin 1` (thinning
+/// draws no numbers), and each kept draw weighted by the step sizes of the steps it
+/// stands for, so the means agree with every step's to a small part of a posterior sd.
+#[test]
+fn auto_thinning_keeps_at_most_4000_draws_and_weighs_every_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let (train, _, _, _) = logistic_data(dir.path());
+    let run = |thin: &str| {
+        let out = dir.path().join(format!("thin-{thin}"));
+        run_ok(&[
+            "sample",
+            "--model",
+            "logistic",
+            "--train",
+            train.to_str().unwrap(),
+            "--step-size",
+            "range:1e-3,1e-5,0.55",
+            "--steps",
+            "80000",
+            "--burn-in",
+            "8000",
+            "--chains",
+            "2",
+            "--thin",
+            thin,
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        summary(&out)
+    };
+    let (all, auto) = (run("1"), run("auto"));
+    assert_eq!(
+        (all["thin"].as_u64(), auto["thin"].as_u64()),
+        (Some(1), Some(18))
+    );
+    assert_eq!(auto["weighting"], "step");
+    for (a, b) in all["params"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(auto["params"].as_array().unwrap())
+    {
+        let (m1, m2, sd) = (
+            a["mean"].as_f64().unwrap(),
+            b["mean"].as_f64().unwrap(),
+            a["sd"].as_f64().unwrap(),
+        );
+        assert!(
+            (m1 - m2).abs() < 0.02 * sd,
+            "{}: mean {m1} with every step, {m2} thinned (sd {sd})",
+            a["name"]
+        );
+        let sd2 = b["sd"].as_f64().unwrap();
+        assert!(
+            (sd2 / sd - 1.0).abs() < 0.03,
+            "{}: sd {sd} with every step, {sd2} thinned",
+            a["name"]
+        );
+    }
 }
 
 #[test]

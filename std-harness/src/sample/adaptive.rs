@@ -160,11 +160,15 @@ pub fn run(
         ));
     }
     for c in chains.iter_mut() {
-        c.take_draws();
+        c.clear_draws();
     }
 
-    // Sampling.
-    let thin = thin_for(eps);
+    // Sampling: with --steps, at most AUTO_DRAWS draws per chain under --thin auto (the
+    // ESS-driven length keeps about eight per autocorrelation time of its target).
+    let thin = match (cfg.thin, cfg.steps) {
+        (Thin::Auto, Some(s)) => thin_for(eps).max(super::auto_thin(s)),
+        _ => thin_for(eps),
+    };
     let budget = cfg.max_steps.saturating_sub(warm).max(1);
     let mut sampled = 0u64;
     if !failed(&chains) {

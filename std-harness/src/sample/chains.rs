@@ -88,6 +88,11 @@ pub struct Chain {
     pub steps: Vec<u64>,
     /// The step size of each kept draw.
     pub eps: Vec<f32>,
+    /// `Σ ε` over the steps each kept draw stands for: its own and the unkept ones since
+    /// the previous kept draw (or since keeping began), eq. 11's weight of a thinned draw.
+    pub span: Vec<f64>,
+    /// `Σ ε` of the kept steps since the last kept draw.
+    pending: f64,
     /// Where the sampling threshold first fell below α (`--burn-in auto` with a given
     /// schedule).
     pub crossed: Option<u64>,
@@ -111,6 +116,8 @@ impl Chain {
             draws: vec![],
             steps: vec![],
             eps: vec![],
+            span: vec![],
+            pending: 0.0,
             crossed: None,
             min_alpha: f64::INFINITY,
             lambda_at_min: f64::NAN,
@@ -119,13 +126,13 @@ impl Chain {
         }
     }
 
-    /// Takes the kept draws out (warm-up draws, once checked).
-    pub fn take_draws(&mut self) -> (Vec<f32>, Vec<u64>, Vec<f32>) {
-        (
-            std::mem::take(&mut self.draws),
-            std::mem::take(&mut self.steps),
-            std::mem::take(&mut self.eps),
-        )
+    /// Drops the kept draws (warm-up draws, once checked).
+    pub fn clear_draws(&mut self) {
+        self.draws.clear();
+        self.steps.clear();
+        self.eps.clear();
+        self.span.clear();
+        self.pending = 0.0;
     }
 
     /// The number of kept draws.
@@ -305,10 +312,14 @@ fn steps<S: Schedule, A: Sampler>(
                 ch.crossed.is_some() || step > stretch.total / 2
             }
         };
-        if storing && step.is_multiple_of(stretch.thin) {
-            ch.draws.extend_from_slice(state.theta());
-            ch.steps.push(step);
-            ch.eps.push(eps);
+        if storing {
+            ch.pending += eps as f64;
+            if step.is_multiple_of(stretch.thin) {
+                ch.draws.extend_from_slice(state.theta());
+                ch.steps.push(step);
+                ch.eps.push(eps);
+                ch.span.push(std::mem::take(&mut ch.pending));
+            }
         }
         if (k + 1) % tick == 0 {
             bar.inc(tick);

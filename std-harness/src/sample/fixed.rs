@@ -16,7 +16,7 @@ use super::config::{SampleConfig, SamplerKind, cv_applies};
 use super::mode::{self, MetricStore};
 use super::problem::{ModelSync, Problem, with_model};
 use super::warmup::{self, Laplace, WarmupSummary};
-use super::{Bars, DEFAULT_STEPS, Sampled};
+use super::{Bars, DEFAULT_STEPS, Sampled, auto_thin};
 use crate::spec::{BurnIn, StepSpec, Thin};
 
 /// The default schedule of a sampler that does not adapt (or of `precond`/`sgld`
@@ -69,9 +69,11 @@ pub fn run(
     // ε moves every direction as SGLD's ε moves one of the mean variance.
     let mean_var = lap.sds.iter().map(|s| s * s).sum::<f64>() / d.max(1) as f64;
     let scaled = lap.metric.scaled(1.0 / mean_var.max(f64::MIN_POSITIVE));
-    let thin = match cfg.thin {
-        Thin::Every(k) => k,
-        Thin::Auto => 1,
+    let thin = match (cfg.thin, cfg.burn_in) {
+        (Thin::Every(k), _) => k,
+        (Thin::Auto, BurnIn::Steps(b)) => auto_thin(steps.saturating_sub(b)),
+        // Keeping starts where the threshold is crossed, at the latest halfway.
+        (Thin::Auto, BurnIn::Auto) => auto_thin(steps),
     };
     let stretch = Stretch {
         schedule: &schedule,

@@ -34,6 +34,17 @@ use warmup::WarmupSummary;
 /// Steps per chain of a given schedule without `--steps`.
 pub const DEFAULT_STEPS: u64 = 10_000;
 
+/// Draws per chain that `--thin auto` keeps at most: enough for the quantiles and the
+/// ESS of a few hundred, small enough that the outputs and their diagnostics stay quick.
+/// Every step after burn-in still counts in the means: a kept draw is weighted by the
+/// steps it stands for ([`chains::Chain::span`]).
+pub const AUTO_DRAWS: u64 = 4_000;
+
+/// The thinning that keeps at most [`AUTO_DRAWS`] of `steps` kept steps.
+pub fn auto_thin(steps: u64) -> u64 {
+    steps.div_ceil(AUTO_DRAWS).max(1)
+}
+
 /// What the chains stage hands to diagnostics and output.
 pub struct Sampled {
     /// The chains with their kept (post-warm-up, thinned) draws.
@@ -207,7 +218,7 @@ fn run_impl(cfg: &SampleConfig, print: bool) -> Result<(Summary, Option<String>)
     };
     let weight = move |c: &Chain, k: usize| -> f64 {
         match weighting {
-            Weighting::Step => c.eps[k] as f64,
+            Weighting::Step => c.span[k],
             _ => 1.0,
         }
     };
