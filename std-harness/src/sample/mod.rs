@@ -10,6 +10,7 @@
 
 pub mod adaptive;
 pub mod chains;
+pub mod cmdstan;
 pub mod config;
 pub mod diagnose;
 pub mod fixed;
@@ -43,6 +44,29 @@ pub const AUTO_DRAWS: u64 = 4_000;
 /// The thinning that keeps at most [`AUTO_DRAWS`] of `steps` kept steps.
 pub fn auto_thin(steps: u64) -> u64 {
     steps.div_ceil(AUTO_DRAWS).max(1)
+}
+
+/// Each chain's `log p(θ) + Σᵢ log p(xᵢ|θ)` at its kept draws (CmdStan's `lp__`), when
+/// the draws times the training rows are within [`cmdstan::LP_BUDGET`].
+fn log_densities(model: &dyn problem::ModelSync, chains: &[Chain]) -> Option<Vec<Vec<f64>>> {
+    use rayon::prelude::*;
+    let kept: usize = chains.iter().map(Chain::kept).sum();
+    if kept as f64 * model.len() as f64 > cmdstan::LP_BUDGET {
+        return None;
+    }
+    let d = model.dim();
+    let all: Vec<usize> = (0..model.len()).collect();
+    Some(
+        chains
+            .iter()
+            .map(|ch| {
+                ch.draws
+                    .par_chunks(d.max(1))
+                    .map(|theta| model.log_prior(theta) + model.log_lik(theta, &all))
+                    .collect()
+            })
+            .collect(),
+    )
 }
 
 /// What the chains stage hands to diagnostics and output.
@@ -166,7 +190,7 @@ fn run_impl(cfg: &SampleConfig, print: bool) -> Result<(Summary, Option<String>)
         test: cfg.test.as_deref().map(data_file).transpose()?,
     };
     let bars = Bars::new(cfg.chains, cfg.progress);
-    let (sampled, lap_sds, starts) = problem::with_model(&problem, |model| {
+    let (sampled, lap_sds, starts, lp) = problem::with_model(&problem, |model| {
         let init = warmup::init_rows(cfg, &problem)?;
         let start = warmup::search_start(init.as_deref(), problem.dim());
         // A given schedule runs without the mode (its chains then show the failure);
@@ -188,7 +212,8 @@ fn run_impl(cfg: &SampleConfig, print: bool) -> Result<(Summary, Option<String>)
                 format!("no mode was found ({e}): the chains started around the start of the search with unit spread"),
             );
         }
-        Ok::<_, String>((s, lap.sds, starts))
+        let lp = log_densities(model, &s.chains);
+        Ok::<_, String>((s, lap.sds, starts, lp))
     })??;
     for b in &bars.bars {
         b.finish_and_clear();
@@ -210,6 +235,24 @@ fn run_impl(cfg: &SampleConfig, print: bool) -> Result<(Summary, Option<String>)
     std::fs::create_dir_all(&cfg.out)
         .map_err(|e| format!("cannot create {}: {e}", cfg.out.display()))?;
     output::write_draws(&cfg.out.join("draws.csv"), &problem.names, &sampled.chains)?;
+    let command_line = cfg.command_line.join(" ");
+    let header = cmdstan::Header {
+        model: cfg.model.name(),
+        sampler: &sampled.warmup.sampler,
+        burn_in: sampled.burn_in,
+        thin: sampled.thin,
+        step_size: &sampled.step_label,
+        seed: cfg.seed,
+        seconds: sampled.seconds,
+        command_line: &command_line,
+    };
+    cmdstan::write(
+        &cfg.out,
+        &header,
+        &problem.names,
+        &sampled.chains,
+        lp.as_deref(),
+    )?;
 
     let weighting = match cfg.weighting {
         Weighting::Auto if sampled.constant_step => Weighting::Uniform,

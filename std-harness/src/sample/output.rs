@@ -157,15 +157,20 @@ pub fn write_draws(path: &Path, names: &[String], chains: &[Chain]) -> Result<()
             row.extend_from_slice(int.format(ch.steps[k]).as_bytes());
             row.push(b',');
             row.extend_from_slice(float.format(ch.eps[k]).as_bytes());
-            for &v in &ch.draws[k * d..(k + 1) * d] {
-                row.push(b',');
-                row.extend_from_slice(float.format(v).as_bytes());
-            }
-            row.push(b'\n');
+            push_draw(&mut row, &mut float, &ch.draws[k * d..(k + 1) * d]);
             w.write_all(&row).map_err(io)?;
         }
     }
     w.flush().map_err(io)
+}
+
+/// Appends `,v` for every value of a draw (shortest round-trip digits) and the newline.
+pub fn push_draw(row: &mut Vec<u8>, float: &mut ryu::Buffer, draw: &[f32]) {
+    for &v in draw {
+        row.push(b',');
+        row.extend_from_slice(float.format(v).as_bytes());
+    }
+    row.push(b'\n');
 }
 
 /// Writes `summary.json`.
@@ -274,9 +279,14 @@ pub fn print_table(s: &Summary, notes: &[String], out: &Path) {
     for w in &s.warnings {
         crate::out!("warning: {w}");
     }
+    let chains = match s.chains {
+        1 => "chain_1.csv, .npy".to_string(),
+        c => format!("chain_{{1..{c}}}.csv, .npy"),
+    };
     crate::out!(
-        "wrote {} and {}",
+        "wrote {}, {} and {}",
         out.join("draws.csv").display(),
-        out.join("summary.json").display()
+        out.join("summary.json").display(),
+        out.join(chains).display()
     );
 }

@@ -1,0 +1,163 @@
+//! `sgld sample`'s per-chain outputs: CmdStan CSV files (`chain_1.csv`, …) and NumPy
+//! arrays (`chain_1.npy`, …) hold exactly the draws of `draws.csv`, with the header that
+//! CmdStan readers parse, and `lp__` is the log posterior at each draw. (`.ci/run` also
+//! reads them with a real ArviZ and compares its ESS and R̂ with summary.json's.)
+
+use std::path::Path;
+
+mod common;
+use common::{sgld, summary};
+
+/// 200 rows of two features and a 0/1 label (deterministic, not separable).
+fn data(path: &Path) -> Vec<(f64, f64, f64)> {
+    let mut csv = String::from("a,b,y\n");
+    let mut rows = vec![];
+    for i in 0..200 {
+        let (a, b) = ((i as f64 * 0.37).sin(), (i as f64 * 0.71).cos());
+        let y = if (a - 0.5 * b + 0.3 * (i as f64 * 1.3).sin()) > 0.0 {
+            1.0
+        } else {
+            0.0
+        };
+        csv += &format!("{a},{b},{y}\n");
+        // The values as the CLI reads them (f32).
+        rows.push((
+            a as f32 as f64,
+            b as f32 as f64,
+            if y == 1.0 { 1.0 } else { -1.0 },
+        ));
+    }
+    std::fs::write(path, csv).unwrap();
+    rows
+}
+
+/// The comment lines, the header row and the data rows of a CmdStan file.
+fn cmdstan(path: &Path) -> (Vec<String>, Vec<String>, Vec<Vec<f64>>) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let (comments, rest): (Vec<&str>, Vec<&str>) = text.lines().partition(|l| l.starts_with('#'));
+    let header = rest[0].split(',').map(String::from).collect();
+    let rows = rest[1..]
+        .iter()
+        .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
+        .collect();
+    (
+        comments.into_iter().map(String::from).collect(),
+        header,
+        rows,
+    )
+}
+
+#[test]
+fn chain_files_hold_the_draws_with_cmdstan_names_and_lp() {
+    let dir = tempfile::tempdir().unwrap();
+    let train = dir.path().join("train.csv");
+    let rows = data(&train);
+    let out = dir.path().join("out");
+    let o = sgld()
+        .args([
+            "sample",
+            "--model",
+            "logistic",
+            "--prior",
+            "gaussian:1",
+            "--step-size",
+        ])
+        .args([
+            "const:2e-3",
+            "--steps",
+            "3000",
+            "--burn-in",
+            "1000",
+            "--chains",
+            "2",
+        ])
+        .args(["--seed", "3", "--train"])
+        .arg(&train)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s = summary(&out);
+    let draws = std::fs::read_to_string(out.join("draws.csv")).unwrap();
+    let draws: Vec<Vec<&str>> = draws
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    for c in 0..2 {
+        let (comments, header, data) = cmdstan(&out.join(format!("chain_{}.csv", c + 1)));
+        for want in [
+            "# method = sample (Default)",
+            "#     num_samples = 2000",
+            "#     num_warmup = 1000",
+            "#     save_warmup = 0",
+            "#     thin = 1",
+            "#   seed = 3",
+            "# beta.1 = beta[a]",
+            "#  Elapsed Time: ",
+        ] {
+            assert!(
+                comments.iter().any(|l| l.starts_with(want)),
+                "chain {c}: no {want:?} in {comments:?}"
+            );
+        }
+        assert_eq!(header, ["lp__", "stepsize__", "beta.1", "beta.2", "bias"]);
+        // The same draws, digit for digit, as draws.csv's rows of this chain.
+        let mine: Vec<&Vec<&str>> = draws.iter().filter(|r| r[0] == c.to_string()).collect();
+        assert_eq!(mine.len(), 2000);
+        let text = std::fs::read_to_string(out.join(format!("chain_{}.csv", c + 1))).unwrap();
+        let lines: Vec<&str> = text
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .skip(1)
+            .collect();
+        for (line, row) in lines.iter().zip(&mine) {
+            let fields: Vec<&str> = line.split(',').collect();
+            assert_eq!(fields[1..], row[2..], "step {}", row[1]);
+        }
+        // lp__ is log p(θ) + Σ log σ(y xᵀθ) up to a constant: its differences from the
+        // first draw's, recomputed here in f64 from the printed (exact f32) values.
+        let lp = |r: &[f64]| {
+            let (b1, b2, bias) = (r[2], r[3], r[4]);
+            let prior = -0.5 * (b1 * b1 + b2 * b2 + bias * bias);
+            let lik: f64 = rows
+                .iter()
+                .map(|&(a, b, y)| {
+                    let m = y * (b1 * a + b2 * b + bias);
+                    -(-m).exp().ln_1p()
+                })
+                .sum();
+            prior + lik
+        };
+        let (lp0, mine0) = (data[0][0], lp(&data[0]));
+        for r in &data {
+            let (got, want) = (r[0] - lp0, lp(r) - mine0);
+            // f32 margins summed over 200 rows: a few 10⁻⁶ of the sum's size.
+            assert!(
+                (got - want).abs() < 1e-4,
+                "lp__ difference {got}, recomputed {want}"
+            );
+        }
+        // The .npy: a (draws, parameters) f32 array of the same values.
+        let npy = std::fs::read(out.join(format!("chain_{}.npy", c + 1))).unwrap();
+        assert_eq!(&npy[..8], b"\x93NUMPY\x01\x00");
+        let hlen = u16::from_le_bytes([npy[8], npy[9]]) as usize;
+        let head = std::str::from_utf8(&npy[10..10 + hlen]).unwrap();
+        assert!(
+            head.contains("'descr': '<f4'") && head.contains("'shape': (2000, 3)"),
+            "{head}"
+        );
+        let values: Vec<f32> = npy[10 + hlen..]
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        assert_eq!(values.len(), 2000 * 3);
+        for (k, r) in data.iter().enumerate() {
+            for j in 0..3 {
+                assert_eq!(values[k * 3 + j] as f64, r[2 + j] as f32 as f64);
+            }
+        }
+    }
+    assert_eq!(s["thin"], 1);
+}
