@@ -243,12 +243,23 @@ fn steps<S: Schedule, A: Sampler>(
     let check_every = (stretch.total / 400).max(1);
     let tick = (stretch.steps / 100).max(1);
     let rng = &mut ch.rng;
+    // Each step's batch is drawn a step ahead and its rows asked for (`prefetch`), so
+    // that they reach the cache while the step before runs.
+    let mut next = batch.clone();
+    if !stretch.full && sample_batch(rng, n_data, &mut next).is_err() {
+        ch.failure = Some((ch.steps_run + 1, "empty data set".into()));
+        return;
+    }
     for k in 0..stretch.steps {
         let t = ch.steps_run;
         let eps = stretch.schedule.step_size(t);
-        if !stretch.full && sample_batch(rng, n_data, &mut batch).is_err() {
-            ch.failure = Some((t + 1, "empty data set".into()));
-            break;
+        if !stretch.full {
+            std::mem::swap(&mut batch, &mut next);
+            if k + 1 < stretch.steps {
+                // Cannot fail: the same draw as the one before the loop.
+                let _ = sample_batch(rng, n_data, &mut next);
+                est.prefetch(&next);
+            }
         }
         match sampler.advance(state, est, &batch, eps, rng) {
             Ok(info) if info.non_finite => {
