@@ -16,7 +16,7 @@ use sgld_harness::experiments;
 use sgld_harness::sample::{
     self, ModelKind, SampleConfig, SamplerKind, SamplerSettings, Weighting,
 };
-use sgld_harness::spec::{BatchSize, BurnIn, InitSpec, PriorSpec, StepChoice, Thin};
+use sgld_harness::spec::{BatchSize, BurnIn, ChainIds, InitSpec, PriorSpec, StepChoice, Thin};
 
 /// Stochastic gradient Langevin dynamics (Welling & Teh 2011): sample models, reproduce
 /// the papers' experiments, manage data sets.
@@ -123,6 +123,10 @@ struct SampleArgs {
     /// Independent chains, run in parallel.
     #[arg(long, default_value_t = 4)]
     chains: usize,
+    /// Run only chains A to B-1 (numbered from 0) of the --chains of this seed, each
+    /// identical to the same chain of the whole run; `sgld summarize` merges the parts.
+    #[arg(long, value_name = "A..B")]
+    chain_ids: Option<ChainIds>,
     /// Seed; each chain gets its own stream from it.
     #[arg(long, default_value_t = 2011)]
     seed: u64,
@@ -248,6 +252,7 @@ fn config(a: SampleArgs, sampler: SamplerKind) -> SampleConfig {
         alpha: a.alpha,
         thin: a.thin,
         chains: a.chains,
+        chain_ids: a.chain_ids.map(|c| c.0),
         seed: a.seed,
         weighting: a.weighting,
         target_ess: a.target_ess,

@@ -310,6 +310,32 @@ impl FromStr for Thin {
     }
 }
 
+/// `--chain-ids A..B` (chains A to B − 1) or `--chain-ids A` (chain A alone): which
+/// chains of a run to run, numbered from 0 as in `draws.csv`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChainIds(pub std::ops::Range<usize>);
+
+impl FromStr for ChainIds {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad =
+            || format!("chain ids {s:?} must be A..B (chains A to B-1, B > A) or one number A");
+        let range = match s.split_once("..") {
+            Some((a, b)) => {
+                a.trim().parse().map_err(|_| bad())?..b.trim().parse().map_err(|_| bad())?
+            }
+            None => {
+                let a: usize = s.trim().parse().map_err(|_| bad())?;
+                a..a + 1
+            }
+        };
+        if range.is_empty() {
+            return Err(bad());
+        }
+        Ok(ChainIds(range))
+    }
+}
+
 /// `--init V1,V2,… | PATH`: the chains' start, as numbers (one per parameter, every
 /// chain) or a CSV file whose header names the parameters and whose rows are the
 /// chains' starts (one row: every chain).
@@ -433,6 +459,11 @@ mod tests {
             "const:0.1".parse::<StepChoice>(),
             Ok(StepChoice::Given(StepSpec::Const(0.1)))
         );
+        assert_eq!("2..5".parse::<ChainIds>(), Ok(ChainIds(2..5)));
+        assert_eq!("3".parse::<ChainIds>(), Ok(ChainIds(3..4)));
+        for bad in ["5..5", "5..2", "a..3", "1..", "-1", ""] {
+            assert!(bad.parse::<ChainIds>().is_err(), "{bad}");
+        }
         assert_eq!("auto".parse::<Thin>(), Ok(Thin::Auto));
         assert_eq!("5".parse::<Thin>(), Ok(Thin::Every(5)));
         assert_eq!(

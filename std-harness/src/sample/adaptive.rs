@@ -162,6 +162,9 @@ pub fn run(
     for c in chains.iter_mut() {
         c.clear_draws();
     }
+    // With --chain-ids, every chain warmed up (the step and the warm-up's end depend on
+    // all of them) and only the selected ones sample.
+    chains::select(&mut chains, cfg.chain_ids.as_ref());
 
     // Sampling: with --steps, at most AUTO_DRAWS draws per chain under --thin auto (the
     // ESS-driven length keeps about eight per autocorrelation time of its target).

@@ -59,8 +59,15 @@ pub fn from_starts(starts: &[Vec<f32>], seed: u64) -> Vec<Chain> {
     starts
         .iter()
         .enumerate()
-        .map(|(c, s)| Chain::new(s.clone(), chain_seed(seed, c as u64)))
+        .map(|(c, s)| Chain::new(c, s.clone(), chain_seed(seed, c as u64)))
         .collect()
+}
+
+/// Keeps the chains whose number is in `ids` (all when `None`).
+pub fn select(chains: &mut Vec<Chain>, ids: Option<&std::ops::Range<usize>>) {
+    if let Some(ids) = ids {
+        chains.retain(|c| ids.contains(&c.id));
+    }
 }
 
 /// Mixes a seed and a chain number into an independent generator seed (SplitMix64).
@@ -77,6 +84,9 @@ pub fn chain_seed(seed: u64, chain: u64) -> u64 {
 /// One chain: where it is, its generator, and what it kept.
 #[derive(Debug, Clone)]
 pub struct Chain {
+    /// The chain's number in its run (`draws.csv`'s `chain`, from 0): its start and its
+    /// generator stream follow from it and the seed.
+    pub id: usize,
     /// The current state.
     pub theta: Vec<f32>,
     rng: DefaultRng,
@@ -107,9 +117,10 @@ pub struct Chain {
 }
 
 impl Chain {
-    /// A chain at `start` with generator stream `seed`.
-    pub fn new(start: Vec<f32>, seed: u64) -> Self {
+    /// Chain `id` at `start` with generator stream `seed`.
+    pub fn new(id: usize, start: Vec<f32>, seed: u64) -> Self {
         Self {
+            id,
             theta: start,
             rng: DefaultRng::seed_from_u64(seed),
             steps_run: 0,

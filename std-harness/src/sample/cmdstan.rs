@@ -87,7 +87,8 @@ pub fn write(
 ) -> Result<(), String> {
     let stan = names(param_names);
     for (c, ch) in chains.iter().enumerate() {
-        let id = c + 1;
+        // CmdStan numbers chains from 1.
+        let id = ch.id + 1;
         write_csv(
             &dir.join(format!("chain_{id}.csv")),
             id,

@@ -162,6 +162,9 @@ pub struct SampleConfig {
     pub thin: Thin,
     /// Number of chains.
     pub chains: usize,
+    /// The chains this command runs (all when `None`): a part of a run split across
+    /// machines, each chain the same as in the whole run.
+    pub chain_ids: Option<std::ops::Range<usize>>,
     /// Seed.
     pub seed: u64,
     /// Weighting of the summary.
@@ -210,6 +213,7 @@ impl SampleConfig {
             alpha: 0.1,
             thin: Thin::Auto,
             chains: 4,
+            chain_ids: None,
             seed: 2011,
             weighting: Weighting::Auto,
             out,
@@ -259,6 +263,17 @@ pub fn validate(cfg: &SampleConfig) -> Result<(), String> {
     }
     if cfg.chains == 0 {
         return Err("--chains must be at least 1".into());
+    }
+    if let Some(ids) = &cfg.chain_ids {
+        if ids.end > cfg.chains {
+            return Err(format!(
+                "--chain-ids {}..{} needs --chains {} or more: --chains is the whole run's count, --chain-ids the part this command runs",
+                ids.start, ids.end, ids.end
+            ));
+        }
+        if cfg.adaptive() && cfg.steps.is_none() {
+            return Err("--chain-ids with --step-size auto needs --steps: an adapted run otherwise sets its length from every chain's ESS, so its chains cannot run apart".into());
+        }
     }
     if !(cfg.alpha.is_finite() && cfg.alpha > 0.0) {
         return Err(format!("--alpha must be finite and > 0, got {}", cfg.alpha));

@@ -206,10 +206,11 @@ pub struct Evidence<'a> {
 pub fn warnings(params: &[ParamSummary], ev: &Evidence<'_>) -> Vec<String> {
     let mut w = ev.earlier.clone();
     let d = params.len();
-    for (c, ch) in ev.chains.iter().enumerate() {
+    for ch in ev.chains {
         if let Some((step, why)) = &ch.failure {
             w.push(format!(
-                "chain {c} refused a non-finite step at step {step} and stopped: {why}"
+                "chain {} refused a non-finite step at step {step} and stopped: {why}",
+                ch.id
             ));
         }
     }

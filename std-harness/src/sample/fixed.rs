@@ -87,6 +87,7 @@ pub fn run(
         count_moves: cfg.sampler == SamplerKind::Mala,
     };
     let mut chains = chains::from_starts(starts, cfg.seed);
+    chains::select(&mut chains, cfg.chain_ids.as_ref());
     bars.extend(steps);
     let started = Instant::now();
     let bad = |what: &'static str| move |e: sgld::Error| format!("{what}: {e}");

@@ -218,10 +218,10 @@ fn run_impl(cfg: &SampleConfig, print: bool) -> Result<(Summary, Option<String>)
     for b in &bars.bars {
         b.finish_and_clear();
     }
-    let failure = sampled.chains.iter().enumerate().find_map(|(c, ch)| {
+    let failure = sampled.chains.iter().find_map(|ch| {
         ch.failure
             .as_ref()
-            .map(|(s, why)| format!("chain {c} stopped at step {s}: {why}"))
+            .map(|(s, why)| format!("chain {} stopped at step {s}: {why}", ch.id))
     });
     let kept: usize = sampled.chains.iter().map(Chain::kept).sum();
     if kept == 0 && failure.is_none() {
@@ -285,7 +285,7 @@ fn run_impl(cfg: &SampleConfig, print: bool) -> Result<(Summary, Option<String>)
             earlier: sampled.warnings.clone(),
         },
     );
-    let chains_n = cfg.chains as f64;
+    let chains_n = sampled.chains.len() as f64;
     let acceptance = (cfg.sampler == SamplerKind::Mala).then(|| {
         sampled.chains.iter().map(|c| c.moves).sum::<u64>() as f64
             / (sampled.total_steps as f64 * chains_n).max(1.0)
@@ -301,7 +301,11 @@ fn run_impl(cfg: &SampleConfig, print: bool) -> Result<(Summary, Option<String>)
         n_train: n,
         dim: problem.dim(),
         steps: sampled.total_steps,
-        chains: cfg.chains,
+        chains: sampled.chains.len(),
+        chain_ids: cfg
+            .chain_ids
+            .as_ref()
+            .map(|_| sampled.chains.iter().map(|c| c.id).collect()),
         burn_in: sampled.burn_in,
         weighting,
         seconds: sampled.seconds,

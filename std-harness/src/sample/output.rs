@@ -92,6 +92,9 @@ pub struct Summary {
     pub steps: u64,
     /// Chains.
     pub chains: usize,
+    /// The chains' numbers, when `--chain-ids` ran a part of a run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chain_ids: Option<Vec<usize>>,
     /// Burn-in (warm-up) steps discarded (the same for every chain).
     pub burn_in: u64,
     /// Weighting of the summary (`step` or `uniform`).
@@ -149,10 +152,10 @@ pub fn write_draws(path: &Path, names: &[String], chains: &[Chain]) -> Result<()
     // a long run writes tens of millions of them); a row at a time into one buffer.
     let (mut int, mut float) = (itoa::Buffer::new(), ryu::Buffer::new());
     let mut row = Vec::with_capacity(16 * (d + 3));
-    for (c, ch) in chains.iter().enumerate() {
+    for ch in chains {
         for k in 0..ch.kept() {
             row.clear();
-            row.extend_from_slice(int.format(c).as_bytes());
+            row.extend_from_slice(int.format(ch.id).as_bytes());
             row.push(b',');
             row.extend_from_slice(int.format(ch.steps[k]).as_bytes());
             row.push(b',');

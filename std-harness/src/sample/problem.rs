@@ -4,9 +4,8 @@ use std::path::Path;
 
 use sgld::kernels::SparseIndex;
 use sgld::models::{
-    BitRows, Gaussian, Laplace, LinearRegression, LogisticBits, LogisticDense, LogisticSparse, Model,
-    Prior, SparseRows,
-    TiedMixture,
+    BitRows, Gaussian, Laplace, LinearRegression, LogisticBits, LogisticDense, LogisticSparse,
+    Model, Prior, SparseRows, TiedMixture,
 };
 
 use super::config::{ModelKind, SampleConfig};
