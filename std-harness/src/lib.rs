@@ -23,3 +23,4 @@ pub mod plot;
 pub mod predict;
 pub mod sample;
 pub mod spec;
+pub mod summarize;

@@ -41,6 +41,9 @@ enum Command {
     /// Time whole workloads (a9a, the mixture, ICA, noise) against the machine's measured
     /// floor.
     Bench(BenchArgs),
+    /// Merge the outputs of several `sgld sample` runs (e.g. the parts of a run split
+    /// with --chain-ids) into one summary.
+    Summarize(SummarizeArgs),
     /// List or fetch the known data sets.
     Data {
         #[command(subcommand)]
@@ -49,6 +52,19 @@ enum Command {
         #[arg(long, global = true)]
         data_dir: Option<PathBuf>,
     },
+}
+
+#[derive(Debug, Args)]
+struct SummarizeArgs {
+    /// Output directories of `sgld sample` (each with its draws.csv).
+    #[arg(required = true, value_name = "DIR")]
+    dirs: Vec<PathBuf>,
+    /// Write the merged summary.json into this directory.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// The bulk and tail ESS below which a parameter is warned about.
+    #[arg(long, default_value_t = 400.0)]
+    target_ess: f64,
 }
 
 #[derive(Debug, Args)]
@@ -308,6 +324,14 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 mala_steps,
             };
             compare::run(&cfg)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Summarize(a) => {
+            sgld_harness::summarize::run(&sgld_harness::summarize::SummarizeConfig {
+                dirs: a.dirs,
+                out: a.out,
+                target_ess: a.target_ess,
+            })?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Bench(a) => {

@@ -1,7 +1,8 @@
 //! `sgld sample`'s per-chain outputs: CmdStan CSV files (`chain_1.csv`, …) and NumPy
 //! arrays (`chain_1.npy`, …) hold exactly the draws of `draws.csv`, with the header that
 //! CmdStan readers parse, and `lp__` is the log posterior at each draw. (`.ci/run` also
-//! reads them with a real ArviZ and compares its ESS and R̂ with summary.json's.)
+//! reads them with a real ArviZ and compares its ESS and R̂ with summary.json's.) A run
+//! split with `--chain-ids` and merged by `sgld summarize` is the whole run.
 
 use std::path::Path;
 
@@ -160,4 +161,70 @@ fn chain_files_hold_the_draws_with_cmdstan_names_and_lp() {
         }
     }
     assert_eq!(s["thin"], 1);
+}
+
+/// Parts of a run (`--chain-ids`) have the whole run's chains bit for bit, and
+/// `sgld summarize` of the parts gives the whole run's per-parameter summary and
+/// warnings: for a given schedule and for an adapted run with `--steps`.
+#[test]
+fn a_run_split_by_chain_ids_and_summarized_is_the_whole_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let train = dir.path().join("train.csv");
+    data(&train);
+    for (mode, schedule) in [
+        (
+            "given",
+            &["--step-size", "const:2e-3", "--burn-in", "500"][..],
+        ),
+        ("adapted", &[][..]),
+    ] {
+        let run = |name: &str, ids: Option<&str>| {
+            let out = dir.path().join(format!("{mode}-{name}"));
+            let mut cmd = sgld();
+            cmd.args([
+                "sample", "--model", "logistic", "--steps", "2000", "--chains", "4",
+            ])
+            .args(schedule)
+            .arg("--train")
+            .arg(&train)
+            .arg("--out")
+            .arg(&out);
+            if let Some(ids) = ids {
+                cmd.args(["--chain-ids", ids]);
+            }
+            let o = cmd.output().unwrap();
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            out
+        };
+        let whole = run("whole", None);
+        let parts = [run("a", Some("0..1")), run("b", Some("1..4"))];
+        let rows = |p: &Path| -> Vec<String> {
+            let text = std::fs::read_to_string(p.join("draws.csv")).unwrap();
+            text.lines().skip(1).map(String::from).collect()
+        };
+        let joined: Vec<String> = parts.iter().flat_map(|p| rows(p)).collect();
+        assert_eq!(joined, rows(&whole), "{mode}: the parts' draws");
+        assert_eq!(
+            summary(&parts[1])["chain_ids"],
+            serde_json::json!([1, 2, 3])
+        );
+        let merged = dir.path().join(format!("{mode}-merged"));
+        let o = sgld()
+            .arg("summarize")
+            .args(&parts)
+            .arg("--out")
+            .arg(&merged)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let (m, w) = (summary(&merged), summary(&whole));
+        assert_eq!(m["params"], w["params"], "{mode}: merged summary");
+        assert_eq!(m["warnings"], w["warnings"], "{mode}: merged warnings");
+        assert_eq!(m["chain_ids"], serde_json::json!([0, 1, 2, 3]));
+    }
+    // A chain given twice is refused.
+    let a = dir.path().join("given-a");
+    let o = sgld().arg("summarize").args([&a, &a]).output().unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("chain 0 appears twice"));
 }

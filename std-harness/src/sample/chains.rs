@@ -137,6 +137,20 @@ impl Chain {
         }
     }
 
+    /// Chain `id` holding the given draws (`d` floats each), as read back from a run's
+    /// output; `span` as [`Chain::span`].
+    pub fn from_draws(
+        id: usize,
+        draws: Vec<f32>,
+        steps: Vec<u64>,
+        eps: Vec<f32>,
+        span: Vec<f64>,
+    ) -> Self {
+        let mut c = Self::new(id, vec![], 0);
+        (c.draws, c.steps, c.eps, c.span) = (draws, steps, eps, span);
+        c
+    }
+
     /// Drops the kept draws (warm-up draws, once checked).
     pub fn clear_draws(&mut self) {
         self.draws.clear();

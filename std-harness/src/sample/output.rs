@@ -176,6 +176,44 @@ pub fn push_draw(row: &mut Vec<u8>, float: &mut ryu::Buffer, draw: &[f32]) {
     row.push(b'\n');
 }
 
+/// The per-parameter table (the first 30 rows; the rest are in `all_in`).
+pub fn print_params(params: &[ParamSummary], all_in: &Path) {
+    crate::out!(
+        "{:<16} {:>10} {:>9} {:>10} {:>10} {:>10} {:>9} {:>9} {:>6}",
+        "param",
+        "mean",
+        "sd",
+        "q05",
+        "q50",
+        "q95",
+        "ess_bulk",
+        "ess_tail",
+        "rhat"
+    );
+    let show = 30;
+    for p in params.iter().take(show) {
+        crate::out!(
+            "{:<16} {:>10.4} {:>9.4} {:>10.4} {:>10.4} {:>10.4} {:>9.0} {:>9.0} {:>6.3}",
+            p.name,
+            p.mean,
+            p.sd,
+            p.q05,
+            p.q50,
+            p.q95,
+            p.ess_bulk,
+            p.ess_tail,
+            p.rhat
+        );
+    }
+    if params.len() > show {
+        crate::out!(
+            "... {} more parameters in {}",
+            params.len() - show,
+            all_in.display()
+        );
+    }
+}
+
 /// Writes `summary.json`.
 pub fn write_summary(dir: &Path, s: &Summary) -> Result<(), String> {
     let json = serde_json::to_string_pretty(s).map_err(|e| e.to_string())?;
@@ -232,40 +270,7 @@ pub fn print_table(s: &Summary, notes: &[String], out: &Path) {
             _ => "uniformly",
         }
     );
-    crate::out!(
-        "{:<16} {:>10} {:>9} {:>10} {:>10} {:>10} {:>9} {:>9} {:>6}",
-        "param",
-        "mean",
-        "sd",
-        "q05",
-        "q50",
-        "q95",
-        "ess_bulk",
-        "ess_tail",
-        "rhat"
-    );
-    let show = 30;
-    for p in s.params.iter().take(show) {
-        crate::out!(
-            "{:<16} {:>10.4} {:>9.4} {:>10.4} {:>10.4} {:>10.4} {:>9.0} {:>9.0} {:>6.3}",
-            p.name,
-            p.mean,
-            p.sd,
-            p.q05,
-            p.q50,
-            p.q95,
-            p.ess_bulk,
-            p.ess_tail,
-            p.rhat
-        );
-    }
-    if s.params.len() > show {
-        crate::out!(
-            "... {} more parameters in {}",
-            s.params.len() - show,
-            out.join("summary.json").display()
-        );
-    }
+    print_params(&s.params, &out.join("summary.json"));
     if let Some(t) = &s.test {
         match (t.accuracy, t.rmse) {
             (Some(a), _) => crate::out!(
