@@ -17,6 +17,7 @@ use serde::Serialize;
 use crate::sample::chains::Chain;
 use crate::sample::config::Weighting;
 use crate::sample::diagnose::{self, Evidence};
+use crate::sample::draws::Draws;
 use crate::sample::output::{ParamSummary, print_params};
 
 /// What `sgld summarize` merges and how.
@@ -72,6 +73,7 @@ fn read_part(dir: &Path) -> Result<Part, String> {
     let names: Vec<String> = header[3..].iter().map(|s| s.to_string()).collect();
     let d = names.len();
     let mut chains: Vec<Chain> = Vec::new();
+    let mut row = Vec::with_capacity(d);
     for (i, line) in lines.enumerate() {
         let bad = |what: &str| format!("{} line {}: {what}", path.display(), i + 2);
         let mut fields = line.split(',');
@@ -88,17 +90,25 @@ fn read_part(dir: &Path) -> Result<Part, String> {
         let at = match chains.iter().position(|c| c.id == chain) {
             Some(at) => at,
             None => {
-                chains.push(Chain::from_draws(chain, vec![], vec![], vec![], vec![]));
+                chains.push(Chain::from_draws(
+                    chain,
+                    Draws::in_memory(d),
+                    vec![],
+                    vec![],
+                    vec![],
+                ));
                 chains.len() - 1
             }
         };
         let c = &mut chains[at];
+        row.clear();
         for _ in 0..d {
             let v: f32 = next()?
                 .parse()
                 .map_err(|_| bad("a value is not a number"))?;
-            c.draws.push(v);
+            row.push(v);
         }
+        c.draws.push(&row)?;
         if fields.next().is_some() {
             return Err(bad(&format!("more than the header's {} fields", d + 3)));
         }
@@ -190,7 +200,7 @@ pub fn run(cfg: &SummarizeConfig) -> Result<Merged, String> {
         Weighting::Step => c.span[k],
         _ => 1.0,
     };
-    let params = diagnose::summarise(&chains, &names, &weight);
+    let params = diagnose::summarise(&chains, &names, &weight)?;
     let warnings = diagnose::warnings(
         &params,
         &Evidence {

@@ -82,7 +82,7 @@ pub fn run(
         // coordinates).
         Thin::Auto => ((0.5 / eps).round() as u64).max(1),
     };
-    let mut chains = chains::from_starts(starts, cfg.seed);
+    let mut chains = chains::from_starts(starts, cfg.seed, Some(&cfg.out))?;
     let started = Instant::now();
     let run_stretch =
         |chains: &mut [Chain], eps: f64, steps: u64, thin: u64| -> Result<(), String> {
@@ -160,7 +160,7 @@ pub fn run(
         ));
     }
     for c in chains.iter_mut() {
-        c.clear_draws();
+        c.clear_draws()?;
     }
     // With --chain-ids, every chain warmed up (the step and the warm-up's end depend on
     // all of them) and only the selected ones sample.

@@ -10,6 +10,7 @@ use sgld::noise::DefaultRng;
 use sgld::sampler::{ChainState, Sampler};
 use sgld::schedule::Schedule;
 
+use super::draws::Draws;
 use super::problem::ModelSync;
 use crate::spec::BurnIn;
 
@@ -54,13 +55,29 @@ impl<'a> Estimator<'a> {
     }
 }
 
-/// The chains of a run, chain `c` at `starts[c]` with generator stream `c` of `seed`.
-pub fn from_starts(starts: &[Vec<f32>], seed: u64) -> Vec<Chain> {
+/// The chains of a run, chain `c` at `starts[c]` with generator stream `c` of `seed`,
+/// their draws streamed to `dir/chain_<c+1>.npy` when a directory is given.
+pub fn from_starts(
+    starts: &[Vec<f32>],
+    seed: u64,
+    dir: Option<&std::path::Path>,
+) -> Result<Vec<Chain>, String> {
     starts
         .iter()
         .enumerate()
-        .map(|(c, s)| Chain::new(c, s.clone(), chain_seed(seed, c as u64)))
+        .map(|(c, s)| {
+            let mut chain = Chain::new(c, s.clone(), chain_seed(seed, c as u64));
+            if let Some(dir) = dir {
+                chain.draws = Draws::to_file(s.len(), &npy_path(dir, c))?;
+            }
+            Ok(chain)
+        })
         .collect()
+}
+
+/// Where chain `id`'s draws go: `chain_<id+1>.npy` (CmdStan numbers chains from 1).
+pub fn npy_path(dir: &std::path::Path, id: usize) -> std::path::PathBuf {
+    dir.join(format!("chain_{}.npy", id + 1))
 }
 
 /// Keeps the chains whose number is in `ids` (all when `None`).
@@ -82,7 +99,7 @@ pub fn chain_seed(seed: u64, chain: u64) -> u64 {
 }
 
 /// One chain: where it is, its generator, and what it kept.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Chain {
     /// The chain's number in its run (`draws.csv`'s `chain`, from 0): its start and its
     /// generator stream follow from it and the seed.
@@ -93,7 +110,7 @@ pub struct Chain {
     /// Steps taken so far.
     pub steps_run: u64,
     /// Kept draws, `d` floats each, with their step (1-based) and step size.
-    pub draws: Vec<f32>,
+    pub draws: Draws,
     /// The step of each kept draw.
     pub steps: Vec<u64>,
     /// The step size of each kept draw.
@@ -119,12 +136,13 @@ pub struct Chain {
 impl Chain {
     /// Chain `id` at `start` with generator stream `seed`.
     pub fn new(id: usize, start: Vec<f32>, seed: u64) -> Self {
+        let d = start.len();
         Self {
             id,
             theta: start,
             rng: DefaultRng::seed_from_u64(seed),
             steps_run: 0,
-            draws: vec![],
+            draws: Draws::in_memory(d),
             steps: vec![],
             eps: vec![],
             span: vec![],
@@ -141,23 +159,24 @@ impl Chain {
     /// output; `span` as [`Chain::span`].
     pub fn from_draws(
         id: usize,
-        draws: Vec<f32>,
+        draws: Draws,
         steps: Vec<u64>,
         eps: Vec<f32>,
         span: Vec<f64>,
     ) -> Self {
-        let mut c = Self::new(id, vec![], 0);
+        let mut c = Self::new(id, vec![0.0; draws.dim()], 0);
         (c.draws, c.steps, c.eps, c.span) = (draws, steps, eps, span);
         c
     }
 
     /// Drops the kept draws (warm-up draws, once checked).
-    pub fn clear_draws(&mut self) {
-        self.draws.clear();
+    pub fn clear_draws(&mut self) -> Result<(), String> {
+        self.draws.clear()?;
         self.steps.clear();
         self.eps.clear();
         self.span.clear();
         self.pending = 0.0;
+        Ok(())
     }
 
     /// The number of kept draws.
@@ -351,7 +370,10 @@ fn steps<S: Schedule, A: Sampler>(
         if storing {
             ch.pending += eps as f64;
             if step.is_multiple_of(stretch.thin) {
-                ch.draws.extend_from_slice(state.theta());
+                if let Err(e) = ch.draws.push(state.theta()) {
+                    ch.failure = Some((step, e));
+                    break;
+                }
                 ch.steps.push(step);
                 ch.eps.push(eps);
                 ch.span.push(std::mem::take(&mut ch.pending));

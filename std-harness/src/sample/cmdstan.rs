@@ -76,8 +76,9 @@ fn plain(s: &str) -> String {
         .collect()
 }
 
-/// Writes `chain_<c+1>.csv` and `chain_<c+1>.npy` for every chain into `dir`; `lp[c]` is
-/// chain `c`'s log density at each kept draw, when computed.
+/// Writes `chain_<c+1>.csv` for every chain into `dir` (their `.npy` files are the
+/// draws' own store, [`super::draws`]); `lp[c]` is chain `c`'s log density at each kept
+/// draw, when computed.
 pub fn write(
     dir: &Path,
     header: &Header<'_>,
@@ -98,7 +99,6 @@ pub fn write(
             ch,
             lp.and_then(|l| l.get(c)).map(Vec::as_slice),
         )?;
-        write_npy(&dir.join(format!("chain_{id}.npy")), ch, param_names.len())?;
     }
     Ok(())
 }
@@ -149,55 +149,22 @@ fn write_csv(
     writeln!(w, "{}", cols.join(",")).map_err(io)?;
     let mut float = ryu::Buffer::new();
     let mut row = Vec::with_capacity(16 * (d + 2));
-    for k in 0..ch.kept() {
+    ch.draws.rows(0..ch.kept(), |k, draw| {
         row.clear();
         if let Some(lp) = lp {
             row.extend_from_slice(float.format(lp[k]).as_bytes());
             row.push(b',');
         }
         row.extend_from_slice(float.format(ch.eps[k]).as_bytes());
-        super::output::push_draw(&mut row, &mut float, &ch.draws[k * d..(k + 1) * d]);
-        w.write_all(&row).map_err(io)?;
-    }
+        super::output::push_draw(&mut row, &mut float, draw);
+        w.write_all(&row).map_err(io)
+    })?;
     writeln!(
         w,
         "# \n#  Elapsed Time: {:.3} seconds (Sampling)",
         h.seconds
     )
     .map_err(io)?;
-    w.flush().map_err(io)
-}
-
-/// A version 1.0 `.npy` header for a C-order `(rows, cols)` array of little-endian f32,
-/// padded so that the data start on a 64-byte boundary.
-pub fn npy_header(rows: usize, cols: usize) -> Vec<u8> {
-    let dict = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({rows}, {cols}), }}");
-    // magic (6) + version (2) + length (2) + dict + padding + '\n'
-    let unpadded = 10 + dict.len() + 1;
-    let pad = unpadded.div_ceil(64) * 64 - unpadded;
-    let len = (dict.len() + pad + 1) as u16;
-    let mut h = Vec::with_capacity(unpadded + pad);
-    h.extend_from_slice(b"\x93NUMPY\x01\x00");
-    h.extend_from_slice(&len.to_le_bytes());
-    h.extend_from_slice(dict.as_bytes());
-    h.resize(h.len() + pad, b' ');
-    h.push(b'\n');
-    h
-}
-
-fn write_npy(path: &Path, ch: &Chain, d: usize) -> Result<(), String> {
-    let io = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
-    let file = std::fs::File::create(path).map_err(io)?;
-    let mut w = std::io::BufWriter::new(file);
-    w.write_all(&npy_header(ch.kept(), d)).map_err(io)?;
-    let mut buf = Vec::with_capacity(4 * d);
-    for k in 0..ch.kept() {
-        buf.clear();
-        for &v in &ch.draws[k * d..(k + 1) * d] {
-            buf.extend_from_slice(&v.to_le_bytes());
-        }
-        w.write_all(&buf).map_err(io)?;
-    }
     w.flush().map_err(io)
 }
 
@@ -230,20 +197,5 @@ mod tests {
                 "mu_1"
             ]
         );
-    }
-
-    #[test]
-    fn npy_headers_align_the_data_to_64_bytes() {
-        for (r, c) in [(0, 1), (4000, 124), (123_456_789, 100_000)] {
-            let h = npy_header(r, c);
-            assert_eq!(h.len() % 64, 0);
-            assert_eq!(&h[..8], b"\x93NUMPY\x01\x00");
-            assert_eq!(u16::from_le_bytes([h[8], h[9]]) as usize, h.len() - 10);
-            assert_eq!(*h.last().unwrap(), b'\n');
-            let text = std::str::from_utf8(&h[10..]).unwrap();
-            assert!(text.starts_with(&format!(
-                "{{'descr': '<f4', 'fortran_order': False, 'shape': ({r}, {c}), }}"
-            )));
-        }
     }
 }

@@ -12,17 +12,28 @@ use crate::diagnostics;
 /// R̂ above this is a warning (Vehtari et al. 2021).
 pub const RHAT_MAX: f64 = 1.01;
 
-/// The draws of every chain for parameter `j`, the last `len` of each.
-fn chain_values(chains: &[Chain], d: usize, j: usize, len: usize) -> Vec<Vec<f64>> {
-    chains
-        .iter()
-        .map(|c| {
-            let k = c.kept();
-            (k - len.min(k)..k)
-                .map(|i| c.draws[i * d + j] as f64)
-                .collect()
-        })
-        .collect()
+/// Parameters `js` of the last `len` draws of every chain: for each parameter, each
+/// chain's values (one pass over each chain's rows for the whole group).
+fn group_values(
+    chains: &[Chain],
+    js: std::ops::Range<usize>,
+    len: usize,
+) -> Result<Vec<Vec<Vec<f64>>>, String> {
+    let mut per: Vec<Vec<Vec<f64>>> = vec![Vec::with_capacity(chains.len()); js.len()];
+    for c in chains {
+        let k = c.kept();
+        let n = len.min(k);
+        let cols = c.draws.columns(js.clone(), k - n..k)?;
+        for (jj, p) in per.iter_mut().enumerate() {
+            p.push(
+                cols[jj * n..(jj + 1) * n]
+                    .iter()
+                    .map(|&v| v as f64)
+                    .collect(),
+            );
+        }
+    }
+    Ok(per)
 }
 
 /// The worst diagnostics over every parameter.
@@ -50,10 +61,16 @@ pub fn scan(chains: &[Chain], d: usize, len: usize) -> Option<Scan> {
     if min_len < 4 {
         return None;
     }
-    let per: Vec<diagnostics::Diagnostics> = (0..d)
+    let groups: Vec<Vec<diagnostics::Diagnostics>> = (0..d.div_ceil(GROUP))
         .into_par_iter()
-        .map(|j| diagnostics::diagnostics(&chain_values(chains, d, j, min_len)))
-        .collect();
+        .map(|g| {
+            let js = g * GROUP..((g + 1) * GROUP).min(d);
+            let values = group_values(chains, js, min_len)?;
+            Ok(values.iter().map(|v| diagnostics::diagnostics(v)).collect())
+        })
+        .collect::<Result<_, String>>()
+        .ok()?;
+    let per: Vec<diagnostics::Diagnostics> = groups.into_iter().flatten().collect();
     let nan_max = |a: f64, b: f64| {
         if b.is_nan() || a.is_nan() {
             f64::NAN
@@ -84,7 +101,7 @@ pub fn summarise(
     chains: &[Chain],
     names: &[String],
     weight: &(dyn Fn(&Chain, usize) -> f64 + Sync),
-) -> Vec<ParamSummary> {
+) -> Result<Vec<ParamSummary>, String> {
     let d = names.len();
     let min_len = chains.iter().map(Chain::kept).min().unwrap_or(0);
     let same_len = chains.iter().all(|c| c.kept() == min_len);
@@ -109,22 +126,19 @@ pub fn summarise(
             // Columns of this group, chain by chain: one pass over the rows.
             let mut cols = vec![0.0f32; js.len() * total];
             for (c, &at) in chains.iter().zip(&starts) {
-                for k in 0..c.kept() {
-                    let row = &c.draws[k * d + js.start..k * d + js.end];
-                    for (jj, &v) in row.iter().enumerate() {
-                        cols[jj * total + at + k] = v;
-                    }
-                }
+                c.draws
+                    .columns_into(js.clone(), 0..c.kept(), &mut cols[at..], total)?;
             }
-            js.clone()
+            Ok(js
+                .clone()
                 .map(|j| {
                     let col = &cols[(j - js.start) * total..(j - js.start + 1) * total];
                     summarise_one(&names[j], col, &ws, chains, &starts, min_len, same_len)
                 })
-                .collect()
+                .collect())
         })
-        .collect();
-    groups.into_iter().flatten().collect()
+        .collect::<Result<_, String>>()?;
+    Ok(groups.into_iter().flatten().collect())
 }
 
 /// One parameter's summary from its draws `col` (chain by chain, chain `c` from
@@ -293,22 +307,40 @@ fn modes(chains: &[Chain], params: &[ParamSummary]) -> Option<String> {
     if chains.len() < 2 {
         return None;
     }
-    let d = params.len();
-    for (j, p) in params.iter().enumerate() {
-        if p.rhat.is_nan() || p.rhat <= 1.1 {
-            continue;
-        }
-        let stats: Vec<(f64, f64)> = chains
-            .iter()
-            .filter(|c| c.kept() >= 2)
-            .map(|c| {
-                let k = c.kept() as f64;
-                let vals = (0..c.kept()).map(|i| c.draws[i * d + j] as f64);
-                let mean = vals.clone().sum::<f64>() / k;
-                let var = vals.map(|v| (v - mean).powi(2)).sum::<f64>() / (k - 1.0);
-                (mean, var.sqrt())
-            })
-            .collect();
+    let flagged: Vec<usize> = (0..params.len())
+        .filter(|&j| !params[j].rhat.is_nan() && params[j].rhat > 1.1)
+        .collect();
+    if flagged.is_empty() {
+        return None;
+    }
+    // Each chain's mean and sd of every parameter, in one pass over its rows (Welford).
+    let per_chain: Vec<Vec<(f64, f64)>> = chains
+        .iter()
+        .filter(|c| c.kept() >= 2)
+        .map(|c| {
+            let d = c.draws.dim();
+            let (mut mean, mut m2) = (vec![0.0f64; d], vec![0.0f64; d]);
+            c.draws.rows(0..c.kept(), |k, row| {
+                let n = (k + 1) as f64;
+                for ((m, s), &v) in mean.iter_mut().zip(&mut m2).zip(row) {
+                    let delta = v as f64 - *m;
+                    *m += delta / n;
+                    *s += delta * (v as f64 - *m);
+                }
+                Ok(())
+            })?;
+            let k = c.kept() as f64;
+            Ok(mean
+                .into_iter()
+                .zip(m2)
+                .map(|(m, s)| (m, (s / (k - 1.0)).sqrt()))
+                .collect())
+        })
+        .collect::<Result<_, String>>()
+        .ok()?;
+    for &j in &flagged {
+        let p = &params[j];
+        let stats: Vec<(f64, f64)> = per_chain.iter().map(|c| c[j]).collect();
         let lo = stats.iter().map(|s| s.0).fold(f64::INFINITY, f64::min);
         let hi = stats.iter().map(|s| s.0).fold(f64::NEG_INFINITY, f64::max);
         let within = stats.iter().map(|s| s.1).sum::<f64>() / stats.len().max(1) as f64;

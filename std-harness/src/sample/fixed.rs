@@ -86,7 +86,7 @@ pub fn run(
         thin,
         count_moves: cfg.sampler == SamplerKind::Mala,
     };
-    let mut chains = chains::from_starts(starts, cfg.seed);
+    let mut chains = chains::from_starts(starts, cfg.seed, Some(&cfg.out))?;
     chains::select(&mut chains, cfg.chain_ids.as_ref());
     bars.extend(steps);
     let started = Instant::now();

@@ -13,6 +13,7 @@ pub mod chains;
 pub mod cmdstan;
 pub mod config;
 pub mod diagnose;
+pub mod draws;
 pub mod fixed;
 pub mod mode;
 pub mod output;
@@ -48,25 +49,42 @@ pub fn auto_thin(steps: u64) -> u64 {
 
 /// Each chain's `log p(θ) + Σᵢ log p(xᵢ|θ)` at its kept draws (CmdStan's `lp__`), when
 /// the draws times the training rows are within [`cmdstan::LP_BUDGET`].
-fn log_densities(model: &dyn problem::ModelSync, chains: &[Chain]) -> Option<Vec<Vec<f64>>> {
+fn log_densities(
+    model: &dyn problem::ModelSync,
+    chains: &[Chain],
+) -> Result<Option<Vec<Vec<f64>>>, String> {
     use rayon::prelude::*;
     let kept: usize = chains.iter().map(Chain::kept).sum();
     if kept as f64 * model.len() as f64 > cmdstan::LP_BUDGET {
-        return None;
+        return Ok(None);
     }
-    let d = model.dim();
+    let d = model.dim().max(1);
     let all: Vec<usize> = (0..model.len()).collect();
-    Some(
-        chains
-            .iter()
-            .map(|ch| {
-                ch.draws
-                    .par_chunks(d.max(1))
-                    .map(|theta| model.log_prior(theta) + model.log_lik(theta, &all))
-                    .collect()
-            })
-            .collect(),
-    )
+    let lp_of = |rows: &[f32], lp: &mut Vec<f64>| {
+        let more: Vec<f64> = rows
+            .par_chunks(d)
+            .map(|theta| model.log_prior(theta) + model.log_lik(theta, &all))
+            .collect();
+        lp.extend(more);
+    };
+    chains
+        .iter()
+        .map(|ch| {
+            // A few thousand rows at a time, each chunk's rows in parallel.
+            let (mut lp, mut rows) = (Vec::with_capacity(ch.kept()), Vec::new());
+            ch.draws.rows(0..ch.kept(), |_, row| {
+                rows.extend_from_slice(row);
+                if rows.len() >= 4096 * d {
+                    lp_of(&rows, &mut lp);
+                    rows.clear();
+                }
+                Ok(())
+            })?;
+            lp_of(&rows, &mut lp);
+            Ok(lp)
+        })
+        .collect::<Result<_, String>>()
+        .map(Some)
 }
 
 /// What the chains stage hands to diagnostics and output.
@@ -189,6 +207,9 @@ fn run_impl(cfg: &SampleConfig, print: bool) -> Result<(Summary, Option<String>)
         train: data_file(&cfg.train)?,
         test: cfg.test.as_deref().map(data_file).transpose()?,
     };
+    // The chains stream their draws into the output directory as they run.
+    std::fs::create_dir_all(&cfg.out)
+        .map_err(|e| format!("cannot create {}: {e}", cfg.out.display()))?;
     let bars = Bars::new(cfg.chains, cfg.progress);
     let (sampled, lap_sds, starts, lp) = problem::with_model(&problem, |model| {
         let init = warmup::init_rows(cfg, &problem)?;
@@ -212,7 +233,10 @@ fn run_impl(cfg: &SampleConfig, print: bool) -> Result<(Summary, Option<String>)
                 format!("no mode was found ({e}): the chains started around the start of the search with unit spread"),
             );
         }
-        let lp = log_densities(model, &s.chains);
+        for c in &mut s.chains {
+            c.draws.finish()?;
+        }
+        let lp = log_densities(model, &s.chains)?;
         Ok::<_, String>((s, lap.sds, starts, lp))
     })??;
     for b in &bars.bars {
@@ -232,8 +256,6 @@ fn run_impl(cfg: &SampleConfig, print: bool) -> Result<(Summary, Option<String>)
             sampled.thin
         ));
     }
-    std::fs::create_dir_all(&cfg.out)
-        .map_err(|e| format!("cannot create {}: {e}", cfg.out.display()))?;
     output::write_draws(&cfg.out.join("draws.csv"), &problem.names, &sampled.chains)?;
     let command_line = cfg.command_line.join(" ");
     let header = cmdstan::Header {
@@ -265,12 +287,12 @@ fn run_impl(cfg: &SampleConfig, print: bool) -> Result<(Summary, Option<String>)
             _ => 1.0,
         }
     };
-    let params = diagnose::summarise(&sampled.chains, &problem.names, &weight);
+    let params = diagnose::summarise(&sampled.chains, &problem.names, &weight)?;
     let test = match &problem.test {
         Some(t) if kept > 0 => Some(crate::predict::evaluate(
             &problem,
             t,
-            &pooled_draws(&sampled.chains, problem.dim(), &weight),
+            &pooled_draws(&sampled.chains, &weight)?,
         )?),
         _ => None,
     };
@@ -338,20 +360,20 @@ fn run_impl(cfg: &SampleConfig, print: bool) -> Result<(Summary, Option<String>)
 /// Up to 1000 pooled draws (evenly spaced) with their weights, for prediction.
 fn pooled_draws(
     chains: &[Chain],
-    d: usize,
     weight: &dyn Fn(&Chain, usize) -> f64,
-) -> Vec<(Vec<f32>, f64)> {
-    let all: Vec<(usize, usize)> = chains
-        .iter()
-        .enumerate()
-        .flat_map(|(c, ch)| (0..ch.kept()).map(move |k| (c, k)))
-        .collect();
-    let stride = all.len().div_ceil(1000).max(1);
-    all.iter()
-        .step_by(stride)
-        .map(|&(c, k)| {
-            let ch = &chains[c];
-            (ch.draws[k * d..(k + 1) * d].to_vec(), weight(ch, k))
-        })
-        .collect()
+) -> Result<Vec<(Vec<f32>, f64)>, String> {
+    let total: usize = chains.iter().map(Chain::kept).sum();
+    let stride = total.div_ceil(1000).max(1);
+    let mut pooled = Vec::new();
+    let mut at = 0;
+    for ch in chains {
+        ch.draws.rows(0..ch.kept(), |k, row| {
+            if (at + k).is_multiple_of(stride) {
+                pooled.push((row.to_vec(), weight(ch, k)));
+            }
+            Ok(())
+        })?;
+        at += ch.kept();
+    }
+    Ok(pooled)
 }

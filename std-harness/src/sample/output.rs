@@ -153,16 +153,16 @@ pub fn write_draws(path: &Path, names: &[String], chains: &[Chain]) -> Result<()
     let (mut int, mut float) = (itoa::Buffer::new(), ryu::Buffer::new());
     let mut row = Vec::with_capacity(16 * (d + 3));
     for ch in chains {
-        for k in 0..ch.kept() {
+        ch.draws.rows(0..ch.kept(), |k, draw| {
             row.clear();
             row.extend_from_slice(int.format(ch.id).as_bytes());
             row.push(b',');
             row.extend_from_slice(int.format(ch.steps[k]).as_bytes());
             row.push(b',');
             row.extend_from_slice(float.format(ch.eps[k]).as_bytes());
-            push_draw(&mut row, &mut float, &ch.draws[k * d..(k + 1) * d]);
-            w.write_all(&row).map_err(io)?;
-        }
+            push_draw(&mut row, &mut float, draw);
+            w.write_all(&row).map_err(io)
+        })?;
     }
     w.flush().map_err(io)
 }
