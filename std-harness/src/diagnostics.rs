@@ -83,9 +83,22 @@ fn walk_quantiles(
 /// The diagnostics, and the ascending order of the draws (chain by chain) when the split
 /// chains hold all of them.
 fn diagnose(chains: &[Vec<f64>]) -> (Diagnostics, Option<Vec<usize>>) {
-    let split = split_chains(chains);
-    let lens: Vec<usize> = split.iter().map(Vec::len).collect();
-    let flat: Vec<f64> = split.concat();
+    // The split chains as one buffer and their lengths (slices of it, not copies: a long
+    // run's draws are held once here).
+    let mut flat = Vec::with_capacity(chains.iter().map(Vec::len).sum());
+    let mut lens = Vec::with_capacity(2 * chains.len());
+    for c in chains {
+        let n = c.len();
+        if n < 2 {
+            flat.extend_from_slice(c);
+            lens.push(n);
+            continue;
+        }
+        let half = n / 2;
+        flat.extend_from_slice(&c[..half]);
+        flat.extend_from_slice(&c[n - half..]);
+        lens.extend([half, half]);
+    }
     let s = flat.len();
     // Sorted as (order-preserving key, index) pairs: integer comparisons on contiguous
     // pairs, not a comparison closure reaching into the draws.
@@ -95,7 +108,8 @@ fn diagnose(chains: &[Vec<f64>]) -> (Diagnostics, Option<Vec<usize>>) {
     drop(keyed);
     let sorted: Vec<f64> = order.iter().map(|&i| flat[i]).collect();
 
-    let bulk = unflatten(&normal_scores(&sorted, &order), &lens);
+    let bulk_z = normal_scores(&sorted, &order);
+    let bulk = slices(&bulk_z, &lens);
     let med = if s == 0 {
         f64::NAN
     } else if s % 2 == 1 {
@@ -104,8 +118,10 @@ fn diagnose(chains: &[Vec<f64>]) -> (Diagnostics, Option<Vec<usize>>) {
         0.5 * (sorted[s / 2 - 1] + sorted[s / 2])
     };
     let (folded_sorted, folded_order) = fold_sorted(&flat, &order, med);
-    let folded_z = unflatten(&normal_scores(&folded_sorted, &folded_order), &lens);
-    let rhat = rhat_basic(&bulk).max(rhat_basic(&folded_z));
+    let folded_z = normal_scores(&folded_sorted, &folded_order);
+    drop((folded_sorted, folded_order));
+    let rhat = rhat_basic(&bulk).max(rhat_basic(&slices(&folded_z, &lens)));
+    drop(folded_z);
 
     // Tail quantiles from all draws before splitting: the split draws unless a chain of
     // odd length lost its middle draw.
@@ -118,11 +134,8 @@ fn diagnose(chains: &[Vec<f64>]) -> (Diagnostics, Option<Vec<usize>>) {
         all
     };
     let ess_at = |qv: f64| {
-        let ind: Vec<Vec<f64>> = split
-            .iter()
-            .map(|c| c.iter().map(|&x| f64::from(u8::from(x <= qv))).collect())
-            .collect();
-        ess_basic(&ind)
+        let ind: Vec<f64> = flat.iter().map(|&x| f64::from(u8::from(x <= qv))).collect();
+        ess_basic(&slices(&ind, &lens))
     };
     let ess_tail =
         ess_at(quantile_sorted(&all_sorted, 0.05)).min(ess_at(quantile_sorted(&all_sorted, 0.95)));
@@ -144,14 +157,14 @@ fn total_key(x: f64) -> u64 {
     }
 }
 
-/// `flat` split back into chains of the given lengths.
-fn unflatten(flat: &[f64], lens: &[usize]) -> Vec<Vec<f64>> {
+/// `flat` as consecutive chains of the given lengths.
+fn slices<'a>(flat: &'a [f64], lens: &[usize]) -> Vec<&'a [f64]> {
     let mut rest = flat;
     lens.iter()
         .map(|&n| {
             let (head, tail) = rest.split_at(n);
             rest = tail;
-            head.to_vec()
+            head
         })
         .collect()
 }
@@ -272,9 +285,10 @@ pub fn rank_normalize(chains: &[Vec<f64>]) -> Vec<Vec<f64>> {
 }
 
 /// The classic potential scale reduction `√(var⁺/W)` of the given chains.
-pub fn rhat_basic(chains: &[Vec<f64>]) -> f64 {
+pub fn rhat_basic<C: AsRef<[f64]>>(chains: &[C]) -> f64 {
+    let chains: Vec<&[f64]> = chains.iter().map(AsRef::as_ref).collect();
     let m = chains.len() as f64;
-    let n = chains.iter().map(Vec::len).min().unwrap_or(0);
+    let n = chains.iter().map(|c| c.len()).min().unwrap_or(0);
     if n < 2 || chains.len() < 2 {
         return f64::NAN;
     }
@@ -339,11 +353,11 @@ pub fn autocovariance(x: &[f64]) -> Vec<f64> {
     let mut buf: Vec<Complex<f64>> = x.iter().map(|v| Complex::new(v - mean, 0.0)).collect();
     buf.resize(m, Complex::new(0.0, 0.0));
     let (forward, inverse) = plans(m);
-    forward.process(&mut buf);
+    with_scratch(&*forward, |s| forward.process_with_scratch(&mut buf, s));
     for c in buf.iter_mut() {
         *c = Complex::new(c.norm_sqr(), 0.0);
     }
-    inverse.process(&mut buf);
+    with_scratch(&*inverse, |s| inverse.process_with_scratch(&mut buf, s));
     buf[..n]
         .iter()
         .map(|c| c.re / (m as f64 * n as f64))
@@ -372,16 +386,20 @@ pub fn autocovariance_pair(a: &[f64], b: &[f64]) -> (Vec<f64>, Vec<f64>) {
         .collect();
     buf.resize(m, Complex::new(0.0, 0.0));
     let (forward, inverse) = plans(m);
-    forward.process(&mut buf);
-    let mut power: Vec<Complex<f64>> = (0..m)
-        .map(|k| {
-            let (z, zc) = (buf[k], buf[(m - k) % m].conj());
-            Complex::new((z + zc).norm_sqr() / 4.0, (z - zc).norm_sqr() / 4.0)
-        })
-        .collect();
-    inverse.process(&mut power);
+    with_scratch(&*forward, |s| forward.process_with_scratch(&mut buf, s));
+    // The power spectrum in place: entries k and m − k from the same two values.
+    let power = |z: Complex<f64>, zc: Complex<f64>| {
+        Complex::new((z + zc).norm_sqr() / 4.0, (z - zc).norm_sqr() / 4.0)
+    };
+    for k in 0..=m / 2 {
+        let j = (m - k) % m;
+        let (zk, zj) = (buf[k], buf[j]);
+        buf[k] = power(zk, zj.conj());
+        buf[j] = power(zj, zk.conj());
+    }
+    with_scratch(&*inverse, |s| inverse.process_with_scratch(&mut buf, s));
     let scale = m as f64 * n as f64;
-    power[..n]
+    buf[..n]
         .iter()
         .map(|c| (c.re / scale, c.im / scale))
         .unzip()
@@ -389,6 +407,22 @@ pub fn autocovariance_pair(a: &[f64], b: &[f64]) -> (Vec<f64>, Vec<f64>) {
 
 /// The forward and inverse FFT plans of size `m`, from a planner kept per thread (it
 /// caches its plans by size, so each is made once).
+/// Runs `f` with this thread's FFT scratch, grown to what `fft` needs (one buffer a
+/// thread, not one allocation a transform).
+fn with_scratch(fft: &dyn Fft<f64>, f: impl FnOnce(&mut [Complex<f64>])) {
+    thread_local! {
+        static SCRATCH: std::cell::RefCell<Vec<Complex<f64>>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    SCRATCH.with(|s| {
+        let mut s = s.borrow_mut();
+        let len = fft.get_inplace_scratch_len();
+        if s.len() < len {
+            s.resize(len, Complex::new(0.0, 0.0));
+        }
+        f(&mut s[..len]);
+    });
+}
+
 fn plans(m: usize) -> (Arc<dyn Fft<f64>>, Arc<dyn Fft<f64>>) {
     thread_local! {
         static PLANNER: std::cell::RefCell<FftPlanner<f64>> = std::cell::RefCell::new(FftPlanner::new());
@@ -407,9 +441,10 @@ pub fn autocorrelation(x: &[f64], max_lag: usize) -> Vec<f64> {
 }
 
 /// The effective sample size of the given chains (not split, not normalised).
-pub fn ess_basic(chains: &[Vec<f64>]) -> f64 {
+pub fn ess_basic<C: AsRef<[f64]>>(chains: &[C]) -> f64 {
+    let chains: Vec<&[f64]> = chains.iter().map(AsRef::as_ref).collect();
     let m = chains.len();
-    let n = chains.iter().map(Vec::len).min().unwrap_or(0);
+    let n = chains.iter().map(|c| c.len()).min().unwrap_or(0);
     if n < 4 || m == 0 {
         return f64::NAN;
     }

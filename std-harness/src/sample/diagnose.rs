@@ -96,6 +96,9 @@ pub fn scan(chains: &[Chain], d: usize, len: usize) -> Option<Scan> {
 /// of a row, so the strided reads of a column cost a line per sixteen parameters.
 const GROUP: usize = 16;
 
+/// The most bytes of columns a group gathers.
+const GROUP_BYTES: usize = 8 << 20;
+
 /// Per-parameter summaries of the kept draws, weighted by `weight(chain, k)`.
 pub fn summarise(
     chains: &[Chain],
@@ -119,10 +122,13 @@ pub fn summarise(
         })
         .collect();
     let total = ws.len();
-    let groups: Vec<Vec<ParamSummary>> = (0..d.div_ceil(GROUP))
+    // Long runs gather fewer columns a pass: the group's columns are what each thread
+    // holds besides one parameter's diagnostics (8 MiB at most, from 131,072 draws).
+    let group = (GROUP_BYTES / (4 * total.max(1))).clamp(1, GROUP);
+    let groups: Vec<Vec<ParamSummary>> = (0..d.div_ceil(group))
         .into_par_iter()
         .map(|g| {
-            let js = g * GROUP..((g + 1) * GROUP).min(d);
+            let js = g * group..((g + 1) * group).min(d);
             // Columns of this group, chain by chain: one pass over the rows.
             let mut cols = vec![0.0f32; js.len() * total];
             for (c, &at) in chains.iter().zip(&starts) {
