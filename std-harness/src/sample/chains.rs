@@ -286,6 +286,11 @@ fn steps<S: Schedule, A: Sampler>(
     };
     let check_every = (stretch.total / 400).max(1);
     let tick = (stretch.steps / 100).max(1);
+    // Counters instead of a division a step: the next step that is a multiple of
+    // `thin` (kept when storing), and the steps to the progress bar's next tick.
+    let thin = stretch.thin.max(1);
+    let mut next_keep = (ch.steps_run / thin + 1) * thin;
+    let mut to_tick = tick;
     let rng = &mut ch.rng;
     // Each step's batch is drawn a step ahead and its rows asked for (`prefetch`), so
     // that they reach the cache while the step before runs.
@@ -369,7 +374,7 @@ fn steps<S: Schedule, A: Sampler>(
         };
         if storing {
             ch.pending += eps as f64;
-            if step.is_multiple_of(stretch.thin) {
+            if step == next_keep {
                 if let Err(e) = ch.draws.push(state.theta()) {
                     ch.failure = Some((step, e));
                     break;
@@ -379,8 +384,13 @@ fn steps<S: Schedule, A: Sampler>(
                 ch.span.push(std::mem::take(&mut ch.pending));
             }
         }
-        if (k + 1) % tick == 0 {
+        if step == next_keep {
+            next_keep += thin;
+        }
+        to_tick -= 1;
+        if to_tick == 0 {
             bar.inc(tick);
+            to_tick = tick;
         }
     }
 }
