@@ -165,6 +165,7 @@ pub fn run(
     // With --chain-ids, every chain warmed up (the step and the warm-up's end depend on
     // all of them) and only the selected ones sample.
     chains::select(&mut chains, cfg.chain_ids.as_ref());
+    let sampling_started = Instant::now();
 
     // Sampling: with --steps, at most AUTO_DRAWS draws per chain under --thin auto (the
     // ESS-driven length keeps about eight per autocorrelation time of its target).
@@ -224,6 +225,7 @@ pub fn run(
         }
     }
     let seconds = started.elapsed().as_secs_f64();
+    let sampling_seconds = sampling_started.elapsed().as_secs_f64();
     let alpha = if failed(&chains) {
         f64::NAN
     } else if full {
@@ -255,6 +257,7 @@ pub fn run(
         grad_evals_per_step: (if cv { 2 } else { 1 } * batch) as f64,
         batch,
         seconds,
+        sampling: (sampling_seconds, sampled),
         constant_step: true,
         notes,
         warnings,

@@ -209,6 +209,7 @@ pub fn run(
         step_label: spec.to_string(),
         grad_evals_per_step: grads * cfg.batch_or_default() as f64,
         seconds,
+        sampling: (seconds, steps),
         constant_step: matches!(spec, StepSpec::Const(_)),
         notes,
         warnings,

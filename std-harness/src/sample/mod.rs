@@ -107,6 +107,9 @@ pub struct Sampled {
     pub grad_evals_per_step: f64,
     /// Seconds of the chains.
     pub seconds: f64,
+    /// Seconds and steps per chain of the sampling alone (after an adapted run's
+    /// warm-up; all of a given schedule's steps).
+    pub sampling: (f64, u64),
     /// Whether every kept draw had the same step size.
     pub constant_step: bool,
     /// Lines printed before the table.
@@ -332,6 +335,8 @@ fn run_impl(cfg: &SampleConfig, print: bool) -> Result<(Summary, Option<String>)
         weighting,
         seconds: sampled.seconds,
         steps_per_second: sampled.total_steps as f64 * chains_n / sampled.seconds.max(1e-12),
+        sampling_seconds: sampled.sampling.0,
+        ns_per_step: sampled.sampling.0 * 1e9 / (sampled.sampling.1 as f64 * chains_n).max(1.0),
         params,
         test,
         warnings,

@@ -103,6 +103,12 @@ pub struct Summary {
     pub seconds: f64,
     /// Steps per second, all chains together.
     pub steps_per_second: f64,
+    /// Wall-clock seconds of the sampling alone (without an adapted run's warm-up, the
+    /// mode search, the diagnostics and the output).
+    pub sampling_seconds: f64,
+    /// Wall-clock nanoseconds of the sampling per step of one chain, the chains running
+    /// in parallel (`sampling_seconds` over the sampling steps of all chains).
+    pub ns_per_step: f64,
     /// Per-parameter summaries.
     pub params: Vec<ParamSummary>,
     /// Test-set metrics (only with `--test`).
