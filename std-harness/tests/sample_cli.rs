@@ -716,7 +716,33 @@ fn bad_input_gets_a_clear_error() {
     let (train, _, _, _) = logistic_data(dir.path());
     let bad = dir.path().join("bad.txt");
     std::fs::write(&bad, "1 1:1\n-1 3:1 2:1\n").unwrap();
-    let cases: Vec<(Vec<String>, &str)> = vec![
+    // A label that is neither ±1 nor 0/1, named by its file line: line 5 of a CSV (the
+    // header is line 1) and line 4 of a LIBSVM file with a blank line and a comment.
+    let bad_label_csv = dir.path().join("labels.csv");
+    std::fs::write(&bad_label_csv, "x,y\n0.5,1\n-0.2,0\n0.1,1\n0.3,2\n").unwrap();
+    let bad_label_svm = dir.path().join("labels.txt");
+    std::fs::write(&bad_label_svm, "1 1:1\n\n# a comment\n3 2:1\n").unwrap();
+    let mut cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec![
+                "--model".into(),
+                "logistic".into(),
+                "--train".into(),
+                bad_label_csv.display().to_string(),
+            ],
+            "labels.csv: line 5: label 2 is not ±1 or 0/1",
+        ),
+        (
+            vec![
+                "--model".into(),
+                "logistic".into(),
+                "--train".into(),
+                bad_label_svm.display().to_string(),
+            ],
+            "labels.txt: line 4: label 3 is not ±1 or 0/1",
+        ),
+    ];
+    cases.extend(vec![
         (
             vec![
                 "--model".into(),
@@ -779,7 +805,7 @@ fn bad_input_gets_a_clear_error() {
             ],
             "cannot read",
         ),
-    ];
+    ]);
     for (args, want) in cases {
         let o = sgld()
             .arg("sample")

@@ -9,7 +9,7 @@ use super::{DataError, Dataset, Features};
 /// column); for data with no response use [`read_columns`]. Errors name the file, the
 /// line and what was wrong.
 pub fn read(path: &Path, target: Option<&str>) -> Result<Dataset, DataError> {
-    let (header, rows) = read_columns(path)?;
+    let (header, rows, lines) = read_columns_at(path)?;
     let d_all = header.len();
     let t = match target {
         None => d_all - 1,
@@ -51,21 +51,28 @@ pub fn read(path: &Path, target: Option<&str>) -> Result<Dataset, DataError> {
         features: Features::Dense { x, d },
         y,
         names,
+        lines,
     })
 }
 
+/// A headed numeric table: the header, the values (row-major) and each row's file line.
+pub type Table = (Vec<String>, Vec<f32>, Vec<usize>);
+
 /// Reads a headed numeric CSV into its header and its values (row-major).
 pub fn read_columns(path: &Path) -> Result<(Vec<String>, Vec<f32>), DataError> {
+    read_columns_at(path).map(|(h, v, _)| (h, v))
+}
+
+/// [`read_columns`] and the file line of each row.
+pub fn read_columns_at(path: &Path) -> Result<Table, DataError> {
     let file = std::fs::File::open(path)
         .map_err(|e| DataError::new(path, 0, format!("cannot read: {e}")))?;
     parse_columns(path, file)
 }
 
-/// Parses headed numeric CSV from any reader (`path` only names the source in errors).
-pub fn parse_columns(
-    path: &Path,
-    input: impl std::io::Read,
-) -> Result<(Vec<String>, Vec<f32>), DataError> {
+/// Parses headed numeric CSV from any reader (`path` only names the source in errors):
+/// the header, the values (row-major) and the file line of each row.
+pub fn parse_columns(path: &Path, input: impl std::io::Read) -> Result<Table, DataError> {
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
         .trim(csv::Trim::All)
@@ -79,7 +86,7 @@ pub fn parse_columns(
     if header.is_empty() || header.iter().all(|h| h.is_empty()) {
         return Err(DataError::new(path, 0, "empty file (no header line)"));
     }
-    let mut values = Vec::new();
+    let (mut values, mut lines) = (Vec::new(), Vec::new());
     for (k, rec) in reader.records().enumerate() {
         let rec = rec.map_err(|e| {
             let line = e.position().map_or(k + 2, |p| p.line() as usize);
@@ -95,6 +102,7 @@ pub fn parse_columns(
             }
         })?;
         let line = rec.position().map_or(k + 2, |p| p.line() as usize);
+        lines.push(line);
         for (j, cell) in rec.iter().enumerate() {
             let v: f32 = cell
                 .parse()
@@ -113,5 +121,5 @@ pub fn parse_columns(
     if values.is_empty() {
         return Err(DataError::new(path, 0, "no data rows"));
     }
-    Ok((header, values))
+    Ok((header, values, lines))
 }

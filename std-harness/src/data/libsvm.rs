@@ -24,6 +24,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Dataset, DataError> {
     let mut values: Vec<f32> = Vec::new();
     let mut d = 0usize;
     let mut binary = true;
+    let mut lines = Vec::new();
     for (k, line) in text.lines().enumerate() {
         let lineno = k + 1;
         let line = line.split('#').next().unwrap_or("").trim();
@@ -103,6 +104,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Dataset, DataError> {
             d = d.max(idx as usize);
         }
         offsets.push(indices.len());
+        lines.push(lineno);
     }
     if y.is_empty() {
         return Err(DataError::new(path, 0, "no data rows (empty file)"));
@@ -140,5 +142,10 @@ pub fn parse(path: &Path, text: &str) -> Result<Dataset, DataError> {
         }
         Features::Dense { x, d }
     };
-    Ok(Dataset { features, y, names })
+    Ok(Dataset {
+        features,
+        y,
+        names,
+        lines,
+    })
 }

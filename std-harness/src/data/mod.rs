@@ -60,6 +60,19 @@ pub struct Dataset {
     pub y: Vec<f32>,
     /// One name per feature column (`"1"`, `"2"`, … for LIBSVM indices).
     pub names: Vec<String>,
+    /// The file line of each row (from 1), for messages about a row; empty when the rows
+    /// did not come from a file.
+    pub lines: Vec<usize>,
+}
+
+impl Dataset {
+    /// Where row `i` is: `line L` of its file, or `row i+1` when that is not known.
+    pub fn locate(&self, i: usize) -> String {
+        match self.lines.get(i) {
+            Some(l) => format!("line {l}"),
+            None => format!("row {}", i + 1),
+        }
+    }
 }
 
 /// Feature storage.
@@ -141,6 +154,10 @@ impl Dataset {
             features,
             y,
             names: self.names.clone(),
+            lines: rows
+                .iter()
+                .filter_map(|&i| self.lines.get(i).copied())
+                .collect(),
         }
     }
 

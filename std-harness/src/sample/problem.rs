@@ -29,16 +29,17 @@ pub struct Problem {
     kind: ModelKind,
 }
 
-fn labels_pm1(path: &Path, y: &[f32]) -> Result<Vec<f32>, String> {
-    y.iter()
+fn labels_pm1(path: &Path, data: &Dataset) -> Result<Vec<f32>, String> {
+    data.y
+        .iter()
         .enumerate()
         .map(|(i, &v)| match v {
             1.0 => Ok(1.0),
             v if v == -1.0 || v == 0.0 => Ok(-1.0),
             v => Err(format!(
-                "{}: row {}: label {v} is not ±1 or 0/1",
+                "{}: {}: label {v} is not ±1 or 0/1",
                 path.display(),
-                i + 1
+                data.locate(i)
             )),
         })
         .collect()
@@ -93,9 +94,9 @@ impl Problem {
         let (y, y_test, names);
         match cfg.model {
             ModelKind::Logistic => {
-                y = labels_pm1(&cfg.train, &train.y)?;
+                y = labels_pm1(&cfg.train, &train)?;
                 y_test = match (&test, &cfg.test) {
-                    (Some(t), Some(p)) => labels_pm1(p, &t.y)?,
+                    (Some(t), Some(p)) => labels_pm1(p, t)?,
                     _ => vec![],
                 };
                 let mut n: Vec<String> = train.names.iter().map(|n| format!("beta[{n}]")).collect();
@@ -158,7 +159,8 @@ fn load_one_column(path: &Path, fmt: Format, target: Option<&str>) -> Result<Dat
             path.display()
         ));
     }
-    let (header, values) = data::csv_table::read_columns(path).map_err(|e| e.to_string())?;
+    let (header, values, lines) =
+        data::csv_table::read_columns_at(path).map_err(|e| e.to_string())?;
     let col = match target {
         Some(name) => header
             .iter()
@@ -178,6 +180,7 @@ fn load_one_column(path: &Path, fmt: Format, target: Option<&str>) -> Result<Dat
         features: Features::Dense { x: vec![], d: 0 },
         y,
         names: vec![],
+        lines,
     })
 }
 
@@ -336,6 +339,7 @@ mod tests {
                     },
                     y: y.clone(),
                     names: (0..d).map(|j| j.to_string()).collect(),
+                    lines: vec![],
                 },
                 test: None,
                 names: Vec::new(),
