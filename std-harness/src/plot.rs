@@ -58,6 +58,8 @@ pub struct Heat {
     pub ny: usize,
     /// Axis labels.
     pub labels: (String, String),
+    /// What the colour shows (the colour bar's label).
+    pub z_label: String,
 }
 
 const COLORS: [RGBColor; 6] = [
@@ -117,8 +119,102 @@ fn range(vals: impl Iterator<Item = f64>) -> (f64, f64) {
     (lo - pad, hi + pad)
 }
 
+/// A tick label as a person writes it: `2000`, not `2000.0`; `0.15`; `1e-5`.
+fn tick(v: f64) -> String {
+    let a = v.abs();
+    if a == 0.0 {
+        "0".into()
+    } else if !(1e-3..1e6).contains(&a) {
+        let s = format!("{v:.1e}");
+        s.replace(".0e", "e")
+    } else if (v - v.round()).abs() < 1e-9 * a.max(1.0) {
+        format!("{v:.0}")
+    } else {
+        // Four significant digits, trailing zeros dropped.
+        let digits = (3 - a.log10().floor() as i32).clamp(0, 8) as usize;
+        let s = format!("{v:.digits$}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
+
+/// Ticks for an axis: at most `max` labels, and on whole numbers only when every value
+/// plotted on it is one and it spans few of them (an axis that counts).
+fn axis_ticks(vals: impl Iterator<Item = f64>, lo: f64, hi: f64) -> (usize, bool) {
+    let mut integer = true;
+    for v in vals.filter(|v| v.is_finite()) {
+        integer &= v == v.round();
+    }
+    let span = hi - lo;
+    if integer && span <= 12.0 {
+        (span.ceil().max(1.0) as usize + 1, true)
+    } else {
+        (6, false)
+    }
+}
+
+/// Legend entries per row below a panel, and the strip's height for `n` entries.
+const LEGEND_PER_ROW: usize = 3;
+fn legend_height(n: usize) -> u32 {
+    if n == 0 {
+        0
+    } else {
+        8 + 20 * n.div_ceil(LEGEND_PER_ROW) as u32
+    }
+}
+
+/// The legend in its own strip below the plot, so that it never hides the data: a
+/// line or a patch in the series' colour and its label, `LEGEND_PER_ROW` a row.
+fn draw_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    entries: &[(String, RGBColor, bool)],
+) -> Result<(), String> {
+    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    let (w, _) = area.dim_in_pixel();
+    let col = (w as i32 - 40) / LEGEND_PER_ROW as i32;
+    for (k, (label, color, band)) in entries.iter().enumerate() {
+        let (r, c) = ((k / LEGEND_PER_ROW) as i32, (k % LEGEND_PER_ROW) as i32);
+        let (x, y) = (40 + c * col, 6 + r * 20 + 8);
+        if *band {
+            area.draw(&Rectangle::new(
+                [(x, y - 6), (x + 22, y + 6)],
+                color.mix(0.25).filled(),
+            ))
+            .map_err(e)?;
+        } else {
+            area.draw(&PathElement::new(
+                vec![(x, y), (x + 22, y)],
+                color.stroke_width(3),
+            ))
+            .map_err(e)?;
+        }
+        area.draw(&Text::new(
+            label.clone(),
+            (x + 28, y - 8),
+            ("sans-serif", 13),
+        ))
+        .map_err(e)?;
+    }
+    Ok(())
+}
+
 fn draw_panel<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, p: &Panel) -> Result<(), String> {
     let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    let entries: Vec<(String, RGBColor, bool)> = p
+        .series
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| !s.label.is_empty())
+        .map(|(k, s)| {
+            (
+                s.label.clone(),
+                COLORS[k % COLORS.len()],
+                s.y.is_empty() && s.band.is_some(),
+            )
+        })
+        .collect();
+    let (_, h) = area.dim_in_pixel();
+    let (area, legend) = area.split_vertically(h.saturating_sub(legend_height(entries.len())));
+    draw_legend(&legend, &entries)?;
     let xs = p
         .series
         .iter()
@@ -137,6 +233,14 @@ fn draw_panel<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, p: &Panel) -> R
             .collect::<Vec<_>>()
     });
     let (y0, y1) = range(ys);
+    let (x_labels, x_int) = axis_ticks(
+        p.series
+            .iter()
+            .filter(|s| !s.reference)
+            .flat_map(|s| s.x.iter().map(|&v| tr(v, p.log_x))),
+        x0,
+        x1,
+    );
     let lx = if p.log_x {
         format!("log10 {}", p.x_label)
     } else {
@@ -147,17 +251,28 @@ fn draw_panel<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, p: &Panel) -> R
     } else {
         p.y_label.clone()
     };
-    let mut chart = ChartBuilder::on(area)
+    let mut chart = ChartBuilder::on(&area)
         .caption(&p.title, ("sans-serif", 18))
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(60)
         .build_cartesian_2d(x0..x1, y0..y1)
         .map_err(e)?;
+    let x_fmt = move |v: &f64| {
+        if x_int && *v != v.round() {
+            String::new()
+        } else {
+            tick(*v)
+        }
+    };
     chart
         .configure_mesh()
         .x_desc(lx)
         .y_desc(ly)
+        .x_labels(x_labels)
+        .y_labels(6)
+        .x_label_formatter(&x_fmt)
+        .y_label_formatter(&|v| tick(*v))
         .label_style(("sans-serif", 13))
         .draw()
         .map_err(e)?;
@@ -182,11 +297,11 @@ fn draw_panel<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, p: &Panel) -> R
         }
         let width = if s.thick { 3 } else { 1 };
         let style = ShapeStyle::from(color).stroke_width(width);
-        let anno = if s.reference {
+        if s.reference {
             let y = tr(s.y.first().copied().unwrap_or(f64::NAN), p.log_y);
             chart
                 .draw_series(DashedLineSeries::new(vec![(x0, y), (x1, y)], 8, 5, style))
-                .map_err(e)?
+                .map_err(e)?;
         } else {
             let pts: Vec<(f64, f64)> =
                 s.x.iter()
@@ -194,22 +309,8 @@ fn draw_panel<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, p: &Panel) -> R
                     .map(|(&x, &y)| (tr(x, p.log_x), tr(y, p.log_y)))
                     .filter(|(a, b)| a.is_finite() && b.is_finite())
                     .collect();
-            chart.draw_series(LineSeries::new(pts, style)).map_err(e)?
-        };
-        if !s.label.is_empty() {
-            anno.label(&s.label).legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
-            });
+            chart.draw_series(LineSeries::new(pts, style)).map_err(e)?;
         }
-    }
-    if p.series.iter().any(|s| !s.label.is_empty()) {
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font(("sans-serif", 13))
-            .draw()
-            .map_err(e)?;
     }
     Ok(())
 }
@@ -232,9 +333,50 @@ fn heat_color(t: f64) -> RGBColor {
     RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
 }
 
+/// The colour bar of a heat map: the colours from 0 to the map's largest value `max`,
+/// with its ticks, aligned with the map's plotting area.
+fn draw_color_bar<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    max: f64,
+    label: &str,
+) -> Result<(), String> {
+    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    let mut bar = ChartBuilder::on(area)
+        .margin_top(12 + 30)
+        .margin_bottom(12 + 40)
+        .margin_right(8)
+        .y_label_area_size(0)
+        .right_y_label_area_size(64)
+        .build_cartesian_2d(0.0..1.0, 0.0..max)
+        .map_err(e)?;
+    bar.configure_mesh()
+        .disable_mesh()
+        .disable_x_axis()
+        .y_desc(label)
+        .y_labels(5)
+        .y_label_formatter(&|v| tick(*v))
+        .label_style(("sans-serif", 12))
+        .draw()
+        .map_err(e)?;
+    let steps = 64;
+    bar.draw_series((0..steps).map(|i| {
+        let (a, b) = (i as f64 / steps as f64, (i + 1) as f64 / steps as f64);
+        Rectangle::new(
+            [(0.0, a * max), (1.0, b * max)],
+            heat_color((a + b) / 2.0).filled(),
+        )
+    }))
+    .map_err(e)?;
+    Ok(())
+}
+
 fn draw_heat<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, h: &Heat) -> Result<(), String> {
     let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
-    let mut chart = ChartBuilder::on(area)
+    let max = h.z.iter().copied().fold(0.0f64, f64::max).max(1e-300);
+    let (w, _) = area.dim_in_pixel();
+    let (area, bar) = area.split_horizontally(w.saturating_sub(96));
+    draw_color_bar(&bar, max, &h.z_label)?;
+    let mut chart = ChartBuilder::on(&area)
         .caption(&h.title, ("sans-serif", 18))
         .margin(12)
         .x_label_area_size(40)
@@ -246,10 +388,13 @@ fn draw_heat<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, h: &Heat) -> Res
         .disable_mesh()
         .x_desc(&h.labels.0)
         .y_desc(&h.labels.1)
+        .x_labels(6)
+        .y_labels(6)
+        .x_label_formatter(&|v| tick(*v))
+        .y_label_formatter(&|v| tick(*v))
         .label_style(("sans-serif", 13))
         .draw()
         .map_err(e)?;
-    let max = h.z.iter().copied().fold(0.0f64, f64::max).max(1e-300);
     let (dx, dy) = ((h.x.1 - h.x.0) / h.nx as f64, (h.y.1 - h.y.0) / h.ny as f64);
     chart
         .draw_series(
@@ -305,7 +450,7 @@ pub fn line_chart(stem: &Path, panels: &[Panel]) -> Result<(), String> {
 /// Writes `stem.svg` and `stem.png` with heat maps side by side.
 pub fn heat_maps(stem: &Path, panels: &[Heat]) -> Result<(), String> {
     ensure_font()?;
-    let size = (480 * panels.len().max(1) as u32, 440);
+    let size = (560 * panels.len().max(1) as u32, 440);
     let svg = stem.with_extension("svg");
     render(
         SVGBackend::new(&svg, size).into_drawing_area(),

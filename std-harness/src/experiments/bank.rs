@@ -509,6 +509,7 @@ fn boundary(t: &Trace, circles: bool, lo: f64, hi: f64, cells: usize, title: Str
         nx: cells,
         ny: cells,
         labels: ("x1".into(), "x2".into()),
+        z_label: "P(y = 1 | x), posterior mean".into(),
     }
 }
 

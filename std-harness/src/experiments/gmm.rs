@@ -187,6 +187,7 @@ pub fn run(ctx: &Context) -> Result<(), String> {
         nx: k,
         ny: k,
         labels: ("theta1".into(), "theta2".into()),
+        z_label: "posterior mass per cell".into(),
     };
     plot::heat_maps(
         &ctx.out.join("figure1"),

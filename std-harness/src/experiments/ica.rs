@@ -438,6 +438,7 @@ pub fn run(ctx: &Context) -> Result<(), String> {
             nx: k,
             ny: k,
             labels: labels.clone(),
+            z_label: "share of draws per cell".into(),
         });
         heats.push(Heat {
             title: format!("corrected Langevin {name}"),
@@ -447,6 +448,7 @@ pub fn run(ctx: &Context) -> Result<(), String> {
             nx: k,
             ny: k,
             labels,
+            z_label: "share of draws per cell".into(),
         });
     }
     plot::heat_maps(&ctx.out.join("figure5"), &heats)?;
