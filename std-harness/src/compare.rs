@@ -350,16 +350,22 @@ fn write_outputs(
     // Figure: per parameter, the mean error and the sd ratio, one line per sampler.
     let k = reference.mean.len().min(60);
     let x: Vec<f64> = (0..k).map(|j| j as f64).collect();
+    let names: Vec<String> = summaries
+        .first()
+        .map(|(_, s)| s.params[..k].iter().map(|p| p.name.clone()).collect())
+        .unwrap_or_default();
     let mut mean_panel = Panel {
         title: "posterior mean error / reference sd".into(),
         x_label: "parameter".into(),
         y_label: "(mean − ref) / sd_ref".into(),
+        x_names: names.clone(),
         ..Panel::default()
     };
     let mut sd_panel = Panel {
         title: "posterior sd / reference sd".into(),
         x_label: "parameter".into(),
         y_label: "sd / sd_ref".into(),
+        x_names: names,
         ..Panel::default()
     };
     for (s, summary) in summaries {

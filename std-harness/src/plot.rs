@@ -39,6 +39,9 @@ pub struct Panel {
     pub log_y: bool,
     /// The lines.
     pub series: Vec<Series>,
+    /// Names of the x positions 0, 1, 2, … when x is a category (parameters, say): the
+    /// ticks show the names and the series are drawn as markers, not lines.
+    pub x_names: Vec<String>,
 }
 
 /// One heat-map panel of a density on a regular grid.
@@ -62,12 +65,17 @@ pub struct Heat {
     pub z_label: String,
 }
 
-const COLORS: [RGBColor; 6] = [
+/// Ten distinguishable colours (matplotlib's tab10 order, with black for the tenth).
+const COLORS: [RGBColor; 10] = [
     RGBColor(31, 119, 180),
     RGBColor(214, 39, 40),
     RGBColor(44, 160, 44),
     RGBColor(148, 103, 189),
     RGBColor(255, 127, 14),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
     RGBColor(0, 0, 0),
 ];
 
@@ -152,28 +160,38 @@ fn axis_ticks(vals: impl Iterator<Item = f64>, lo: f64, hi: f64) -> (usize, bool
     }
 }
 
-/// Legend entries per row below a panel, and the strip's height for `n` entries.
-const LEGEND_PER_ROW: usize = 3;
-fn legend_height(n: usize) -> u32 {
-    if n == 0 {
-        0
-    } else {
-        8 + 20 * n.div_ceil(LEGEND_PER_ROW) as u32
+/// Where each legend entry goes in a strip `w` pixels wide (entries flow left to right
+/// and wrap, each as wide as its label), and the strip's height.
+fn legend_layout(w: u32, labels: &[&str]) -> (Vec<(i32, i32)>, u32) {
+    if labels.is_empty() {
+        return (vec![], 0);
     }
+    let (left, right) = (40, w as i32 - 10);
+    let (mut x, mut row) = (left, 0);
+    let mut at = Vec::with_capacity(labels.len());
+    for l in labels {
+        // DejaVu Sans at 13 px: about 7.5 px a character; the swatch and a gap: 46.
+        let width = 46 + (7.5 * l.chars().count() as f64) as i32;
+        if x > left && x + width > right {
+            (x, row) = (left, row + 1);
+        }
+        at.push((x, 14 + 20 * row));
+        x += width;
+    }
+    (at, 8 + 20 * (row as u32 + 1))
 }
 
 /// The legend in its own strip below the plot, so that it never hides the data: a
-/// line or a patch in the series' colour and its label, `LEGEND_PER_ROW` a row.
+/// line (or a patch, for a band alone) in the series' colour and its label.
 fn draw_legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     entries: &[(String, RGBColor, bool)],
 ) -> Result<(), String> {
     let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
     let (w, _) = area.dim_in_pixel();
-    let col = (w as i32 - 40) / LEGEND_PER_ROW as i32;
-    for (k, (label, color, band)) in entries.iter().enumerate() {
-        let (r, c) = ((k / LEGEND_PER_ROW) as i32, (k % LEGEND_PER_ROW) as i32);
-        let (x, y) = (40 + c * col, 6 + r * 20 + 8);
+    let labels: Vec<&str> = entries.iter().map(|e| e.0.as_str()).collect();
+    let (at, _) = legend_layout(w, &labels);
+    for ((label, color, band), &(x, y)) in entries.iter().zip(&at) {
         if *band {
             area.draw(&Rectangle::new(
                 [(x, y - 6), (x + 22, y + 6)],
@@ -212,15 +230,21 @@ fn draw_panel<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, p: &Panel) -> R
             )
         })
         .collect();
-    let (_, h) = area.dim_in_pixel();
-    let (area, legend) = area.split_vertically(h.saturating_sub(legend_height(entries.len())));
+    let (w, h) = area.dim_in_pixel();
+    let labels: Vec<&str> = entries.iter().map(|e| e.0.as_str()).collect();
+    let (_, legend_h) = legend_layout(w, &labels);
+    let (area, legend) = area.split_vertically(h.saturating_sub(legend_h));
     draw_legend(&legend, &entries)?;
     let xs = p
         .series
         .iter()
         .filter(|s| !s.reference)
         .flat_map(|s| s.x.iter().map(|&v| tr(v, p.log_x)));
-    let (x0, x1) = range(xs);
+    let (x0, x1) = if p.x_names.is_empty() {
+        range(xs)
+    } else {
+        (-0.5, p.x_names.len() as f64 - 0.5)
+    };
     let ys = p.series.iter().flat_map(|s| {
         let band = s
             .band
@@ -258,12 +282,27 @@ fn draw_panel<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, p: &Panel) -> R
         .y_label_area_size(60)
         .build_cartesian_2d(x0..x1, y0..y1)
         .map_err(e)?;
+    // Values within 10⁻⁹ of the span from zero are zero (not -2.2e-16).
+    let snap = |v: f64, span: f64| if v.abs() < 1e-9 * span { 0.0 } else { v };
+    let names = &p.x_names;
     let x_fmt = move |v: &f64| {
-        if x_int && *v != v.round() {
+        if !names.is_empty() {
+            let i = v.round();
+            match names.get(i as usize) {
+                Some(n) if (v - i).abs() < 1e-6 && i >= 0.0 => n.clone(),
+                _ => String::new(),
+            }
+        } else if x_int && *v != v.round() {
             String::new()
         } else {
-            tick(*v)
+            tick(snap(*v, x1 - x0))
         }
+    };
+    let y_fmt = move |v: &f64| tick(snap(*v, y1 - y0));
+    let x_labels = if names.is_empty() {
+        x_labels
+    } else {
+        names.len().min(12)
     };
     chart
         .configure_mesh()
@@ -272,7 +311,7 @@ fn draw_panel<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, p: &Panel) -> R
         .x_labels(x_labels)
         .y_labels(6)
         .x_label_formatter(&x_fmt)
-        .y_label_formatter(&|v| tick(*v))
+        .y_label_formatter(&y_fmt)
         .label_style(("sans-serif", 13))
         .draw()
         .map_err(e)?;
@@ -309,7 +348,13 @@ fn draw_panel<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, p: &Panel) -> R
                     .map(|(&x, &y)| (tr(x, p.log_x), tr(y, p.log_y)))
                     .filter(|(a, b)| a.is_finite() && b.is_finite())
                     .collect();
-            chart.draw_series(LineSeries::new(pts, style)).map_err(e)?;
+            if names.is_empty() {
+                chart.draw_series(LineSeries::new(pts, style)).map_err(e)?;
+            } else {
+                chart
+                    .draw_series(pts.into_iter().map(|p| Circle::new(p, 3, style.filled())))
+                    .map_err(e)?;
+            }
         }
     }
     Ok(())

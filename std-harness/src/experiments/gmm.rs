@@ -238,6 +238,7 @@ pub fn run(ctx: &Context) -> Result<(), String> {
                     ..Series::default()
                 },
             ],
+            ..Panel::default()
         }],
     )?;
     plot::write_csv(
@@ -306,6 +307,7 @@ pub fn run(ctx: &Context) -> Result<(), String> {
                 y: sweep_rej.clone(),
                 ..Series::default()
             }],
+            ..Panel::default()
         }],
     )?;
     plot::write_csv(

@@ -611,7 +611,7 @@ pub fn run_boston(ctx: &Context) -> Result<(), String> {
                 .map(|j| mean_sd(&cs.iter().map(|c| c[j].1).collect::<Vec<_>>()))
                 .collect();
             Series {
-                label: m.name().into(),
+                label: format!("{}: mean over {} splits, band ±1 sd", m.name(), cs.len()),
                 x: steps,
                 y: stats.iter().map(|s| s.0).collect(),
                 band: Some((
@@ -625,7 +625,10 @@ pub fn run_boston(ctx: &Context) -> Result<(), String> {
     let mut cols: Vec<(String, Vec<f64>)> = vec![("step".into(), series[0].x.clone())];
     for s in &series {
         cols.push((
-            format!("{}_test_ll", s.label.replace(' ', "_")),
+            format!(
+                "{}_test_ll",
+                s.label.split(':').next().unwrap_or("").replace(' ', "_")
+            ),
             s.y.clone(),
         ));
     }
@@ -768,7 +771,7 @@ fn toy(ctx: &Context, rep: &mut String) -> Result<(), String> {
                     ..Series::default()
                 },
                 Series {
-                    label: "predictive mean".into(),
+                    label: "predictive mean, band ±2 sd".into(),
                     x: grid.clone(),
                     y: mean.clone(),
                     band: Some((
