@@ -80,6 +80,11 @@ impl Draws {
         })
     }
 
+    /// The file the rows stream to, if any.
+    pub fn path(&self) -> Option<&Path> {
+        self.spill.as_ref().map(|s| s.path.as_path())
+    }
+
     /// Values per row.
     pub fn dim(&self) -> usize {
         self.d
