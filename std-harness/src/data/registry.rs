@@ -1,4 +1,4 @@
-//! The known data sets: which files make each one, their sha256 (the table [`SUMS`]), and
+//! The known data sets: which files make each one, their sha256 (the table [`sums`]), and
 //! where each is published.
 
 #[path = "sums.rs"]
@@ -8,14 +8,14 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
-pub use sums::SUMS;
+pub use sums::sums;
 
 /// A known data set.
 #[derive(Debug, Clone, Copy)]
 pub struct Known {
     /// The name used on the command line (`sgld data fetch NAME`).
     pub name: &'static str,
-    /// The folder below the data directory whose files (per [`SUMS`]) make it up.
+    /// The folder below the data directory whose files (per [`sums`]) make it up.
     pub dir: &'static str,
     /// One line: what it is.
     pub what: &'static str,
@@ -122,14 +122,14 @@ impl Known {
 
     /// `(relative path, sha256)` of each of its files.
     pub fn files(&self) -> impl Iterator<Item = (&'static str, &'static str)> + '_ {
-        SUMS.iter().copied().filter(move |(p, _)| {
+        sums().iter().copied().filter(move |(p, _)| {
             p.strip_prefix(self.dir)
                 .is_some_and(|rest| rest.starts_with('/') && !rest[1..].contains('/'))
         })
     }
 
     /// The public address of a file whose published bytes are the bytes listed in
-    /// [`SUMS`]; `None` for files that were re-serialised for this collection (their
+    /// [`sums`]; `None` for files that were re-serialised for this collection (their
     /// source is in [`Known::published`]).
     pub fn source_url(&self, rel: &str) -> Option<String> {
         let file = rel.rsplit('/').next()?;
