@@ -53,34 +53,18 @@ fn log_densities(
     model: &dyn problem::ModelSync,
     chains: &[Chain],
 ) -> Result<Option<Vec<Vec<f64>>>, String> {
-    use rayon::prelude::*;
     let kept: usize = chains.iter().map(Chain::kept).sum();
     if kept as f64 * model.len() as f64 > cmdstan::LP_BUDGET {
         return Ok(None);
     }
-    let d = model.dim().max(1);
-    let all: Vec<usize> = (0..model.len()).collect();
-    let lp_of = |rows: &[f32], lp: &mut Vec<f64>| {
-        let more: Vec<f64> = rows
-            .par_chunks(d)
-            .map(|theta| model.log_prior(theta) + model.log_lik(theta, &all))
-            .collect();
-        lp.extend(more);
-    };
     chains
         .iter()
         .map(|ch| {
-            // A few thousand rows at a time, each chunk's rows in parallel.
-            let (mut lp, mut rows) = (Vec::with_capacity(ch.kept()), Vec::new());
-            ch.draws.rows(0..ch.kept(), |_, row| {
-                rows.extend_from_slice(row);
-                if rows.len() >= 4096 * d {
-                    lp_of(&rows, &mut lp);
-                    rows.clear();
-                }
+            let mut lp = Vec::with_capacity(ch.kept());
+            ch.draws.rows(0..ch.kept(), |_, theta| {
+                lp.push(mode::log_posterior(model, theta));
                 Ok(())
             })?;
-            lp_of(&rows, &mut lp);
             Ok(lp)
         })
         .collect::<Result<_, String>>()
