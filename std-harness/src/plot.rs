@@ -4,8 +4,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use ab_glyph::FontRef;
 use plotters::coord::Shift;
 use plotters::prelude::*;
+
+mod png;
+use png::PngBackend;
 
 /// One line, with an optional band (lower, upper) around it.
 #[derive(Debug, Clone, Default)]
@@ -79,9 +83,10 @@ const COLORS: [RGBColor; 10] = [
     RGBColor(0, 0, 0),
 ];
 
-/// Registers a system TrueType font for text (DejaVu Sans, or `$SGLD_FONT`).
-fn ensure_font() -> Result<(), String> {
-    static FONT: OnceLock<Result<(), String>> = OnceLock::new();
+/// Registers a system TrueType font for text (DejaVu Sans, or `$SGLD_FONT`) and
+/// returns it for the PNG backend.
+fn ensure_font() -> Result<FontRef<'static>, String> {
+    static FONT: OnceLock<Result<FontRef<'static>, String>> = OnceLock::new();
     FONT.get_or_init(|| {
         let candidates = std::env::var("SGLD_FONT").into_iter().map(PathBuf::from).chain(
             [
@@ -97,8 +102,10 @@ fn ensure_font() -> Result<(), String> {
         for p in candidates {
             if let Ok(bytes) = std::fs::read(&p) {
                 let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
-                if plotters::style::register_font("sans-serif", FontStyle::Normal, bytes).is_ok() {
-                    return Ok(());
+                if let Ok(font) = FontRef::try_from_slice(bytes)
+                    && plotters::style::register_font("sans-serif", FontStyle::Normal, bytes).is_ok()
+                {
+                    return Ok(font);
                 }
             }
         }
@@ -476,7 +483,7 @@ fn render<DB: DrawingBackend>(
 
 /// Writes `stem.svg` and `stem.png` with `panels` side by side.
 pub fn line_chart(stem: &Path, panels: &[Panel]) -> Result<(), String> {
-    ensure_font()?;
+    let font = ensure_font()?;
     let size = (520 * panels.len().max(1) as u32, 420);
     let svg = stem.with_extension("svg");
     render(
@@ -486,7 +493,7 @@ pub fn line_chart(stem: &Path, panels: &[Panel]) -> Result<(), String> {
     )?;
     let png = stem.with_extension("png");
     render(
-        BitMapBackend::new(&png, size).into_drawing_area(),
+        PngBackend::new(&png, size, font).into_drawing_area(),
         panels.len(),
         &|a, k| draw_panel(a, &panels[k]),
     )
@@ -494,7 +501,7 @@ pub fn line_chart(stem: &Path, panels: &[Panel]) -> Result<(), String> {
 
 /// Writes `stem.svg` and `stem.png` with heat maps side by side.
 pub fn heat_maps(stem: &Path, panels: &[Heat]) -> Result<(), String> {
-    ensure_font()?;
+    let font = ensure_font()?;
     let size = (560 * panels.len().max(1) as u32, 440);
     let svg = stem.with_extension("svg");
     render(
@@ -504,7 +511,7 @@ pub fn heat_maps(stem: &Path, panels: &[Heat]) -> Result<(), String> {
     )?;
     let png = stem.with_extension("png");
     render(
-        BitMapBackend::new(&png, size).into_drawing_area(),
+        PngBackend::new(&png, size, font).into_drawing_area(),
         panels.len(),
         &|a, k| draw_heat(a, &panels[k]),
     )
