@@ -18,6 +18,7 @@ use crate::sample::chains::Chain;
 use crate::sample::config::Weighting;
 use crate::sample::diagnose::{self, Evidence};
 use crate::sample::draws::Draws;
+use crate::sample::kept::Kept;
 use crate::sample::output::{ParamSummary, print_params};
 
 /// What `sgld summarize` merges and how.
@@ -44,6 +45,8 @@ pub struct Merged {
     pub draws: usize,
     /// How the means and sds are weighted (`step` or `uniform`).
     pub weighting: Weighting,
+    /// R̂, ESS and quantiles read every `diagnostic_thin`-th draw (as `sgld sample`'s).
+    pub diagnostic_thin: u64,
     /// Per-parameter summaries.
     pub params: Vec<ParamSummary>,
     /// The checklist's findings on the merged chains.
@@ -73,6 +76,8 @@ fn read_part(dir: &Path) -> Result<Part, String> {
     let names: Vec<String> = header[3..].iter().map(|s| s.to_string()).collect();
     let d = names.len();
     let mut chains: Vec<Chain> = Vec::new();
+    // Each chain's steps and step sizes, for its record once every draw is read.
+    let mut marks: Vec<(Vec<u64>, Vec<f32>)> = Vec::new();
     let mut row = Vec::with_capacity(d);
     for (i, line) in lines.enumerate() {
         let bad = |what: &str| format!("{} line {}: {what}", path.display(), i + 2);
@@ -93,10 +98,9 @@ fn read_part(dir: &Path) -> Result<Part, String> {
                 chains.push(Chain::from_draws(
                     chain,
                     Draws::in_memory(d),
-                    vec![],
-                    vec![],
-                    vec![],
+                    Kept::default(),
                 ));
+                marks.push((vec![], vec![]));
                 chains.len() - 1
             }
         };
@@ -112,11 +116,20 @@ fn read_part(dir: &Path) -> Result<Part, String> {
         if fields.next().is_some() {
             return Err(bad(&format!("more than the header's {} fields", d + 3)));
         }
-        c.steps.push(step);
-        c.eps.push(eps);
+        let (steps, epss) = &mut marks[at];
+        if steps.last().is_some_and(|&last| step <= last) {
+            return Err(bad(&format!(
+                "chain {chain}'s steps do not increase (step {step} after {})",
+                steps[steps.len() - 1]
+            )));
+        }
+        steps.push(step);
+        epss.push(eps);
     }
-    for c in &mut chains {
-        c.span = spans(&c.steps, &c.eps);
+    for (c, (steps, eps)) in chains.iter_mut().zip(&marks) {
+        for (k, span) in spans(steps, eps).into_iter().enumerate() {
+            c.record.push(steps[k], eps[k], span);
+        }
     }
     let weighting = std::fs::read_to_string(dir.join("summary.json"))
         .ok()
@@ -187,17 +200,18 @@ pub fn run(cfg: &SummarizeConfig) -> Result<Merged, String> {
     }
     let names = names.unwrap_or_default();
     chains.sort_by_key(|c| c.id);
+    // One step size over every draw of every chain.
+    let first = chains.iter().find_map(|c| c.record.first_eps());
     let constant = chains
         .iter()
-        .flat_map(|c| &c.eps)
-        .all(|&e| Some(&e) == chains[0].eps.first());
+        .all(|c| c.record.is_empty() || (c.record.constant_eps() && c.record.first_eps() == first));
     let weighting = weighting.unwrap_or(if constant {
         Weighting::Uniform
     } else {
         Weighting::Step
     });
     let weight = move |c: &Chain, k: usize| match weighting {
-        Weighting::Step => c.span[k],
+        Weighting::Step => c.record.span(k),
         _ => 1.0,
     };
     let params = diagnose::summarise(&chains, &names, &weight)?;
@@ -218,6 +232,7 @@ pub fn run(cfg: &SummarizeConfig) -> Result<Merged, String> {
         chain_ids: chains.iter().map(|c| c.id).collect(),
         draws: chains.iter().map(Chain::kept).sum(),
         weighting,
+        diagnostic_thin: diagnose::diagnostic_thin(&chains) as u64,
         params,
         warnings,
     };
@@ -237,6 +252,12 @@ pub fn run(cfg: &SummarizeConfig) -> Result<Merged, String> {
             _ => "uniformly",
         }
     );
+    if merged.diagnostic_thin > 1 {
+        crate::out!(
+            "{}",
+            crate::sample::output::diagnostic_note(merged.diagnostic_thin)
+        );
+    }
     let json_path = cfg.out.as_ref().map(|o| o.join("summary.json"));
     print_params(
         &merged.params,

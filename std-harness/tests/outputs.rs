@@ -227,4 +227,19 @@ fn a_run_split_by_chain_ids_and_summarized_is_the_whole_run() {
     let o = sgld().arg("summarize").args([&a, &a]).output().unwrap();
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("chain 0 appears twice"));
+    // A draws.csv whose steps go back is refused at its line.
+    let bad = dir.path().join("bad");
+    std::fs::create_dir_all(&bad).unwrap();
+    std::fs::write(
+        bad.join("draws.csv"),
+        "chain,step,step_size,a\n0,2,0.1,1.0\n0,3,0.1,1.5\n0,3,0.1,2.0\n",
+    )
+    .unwrap();
+    let o = sgld().arg("summarize").arg(&bad).output().unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("draws.csv line 4: chain 0's steps do not increase (step 3 after 3)"),
+        "{err}"
+    );
 }

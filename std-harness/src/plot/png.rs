@@ -166,7 +166,10 @@ impl DrawingBackend for PngBackend<'_> {
             }
             let (x, y) = transform.transform(x + dx - min_x, y + dy - min_y);
             let alpha = color.alpha * f64::from(coverage.min(1.0));
-            let c = BackendColor { alpha, rgb: color.rgb };
+            let c = BackendColor {
+                alpha,
+                rgb: color.rgb,
+            };
             result = inner.draw_pixel((pos.0 + x, pos.1 + y), c);
         });
         result

@@ -11,6 +11,7 @@ use sgld::sampler::{ChainState, Sampler};
 use sgld::schedule::Schedule;
 
 use super::draws::Draws;
+use super::kept::Kept;
 use super::problem::ModelSync;
 use crate::spec::BurnIn;
 
@@ -109,15 +110,10 @@ pub struct Chain {
     rng: DefaultRng,
     /// Steps taken so far.
     pub steps_run: u64,
-    /// Kept draws, `d` floats each, with their step (1-based) and step size.
+    /// Kept draws, `d` floats each.
     pub draws: Draws,
-    /// The step of each kept draw.
-    pub steps: Vec<u64>,
-    /// The step size of each kept draw.
-    pub eps: Vec<f32>,
-    /// `Σ ε` over the steps each kept draw stands for: its own and the unkept ones since
-    /// the previous kept draw (or since keeping began), eq. 11's weight of a thinned draw.
-    pub span: Vec<f64>,
+    /// The step, step size and weight of each kept draw.
+    pub record: Kept,
     /// `Σ ε` of the kept steps since the last kept draw.
     pending: f64,
     /// Where the sampling threshold first fell below α (`--burn-in auto` with a given
@@ -143,9 +139,7 @@ impl Chain {
             rng: DefaultRng::seed_from_u64(seed),
             steps_run: 0,
             draws: Draws::in_memory(d),
-            steps: vec![],
-            eps: vec![],
-            span: vec![],
+            record: Kept::default(),
             pending: 0.0,
             crossed: None,
             min_alpha: f64::INFINITY,
@@ -155,33 +149,25 @@ impl Chain {
         }
     }
 
-    /// Chain `id` holding the given draws (`d` floats each), as read back from a run's
-    /// output; `span` as [`Chain::span`].
-    pub fn from_draws(
-        id: usize,
-        draws: Draws,
-        steps: Vec<u64>,
-        eps: Vec<f32>,
-        span: Vec<f64>,
-    ) -> Self {
+    /// Chain `id` holding the given draws (`d` floats each) and their record, as read
+    /// back from a run's output.
+    pub fn from_draws(id: usize, draws: Draws, record: Kept) -> Self {
         let mut c = Self::new(id, vec![0.0; draws.dim()], 0);
-        (c.draws, c.steps, c.eps, c.span) = (draws, steps, eps, span);
+        (c.draws, c.record) = (draws, record);
         c
     }
 
     /// Drops the kept draws (warm-up draws, once checked).
     pub fn clear_draws(&mut self) -> Result<(), String> {
         self.draws.clear()?;
-        self.steps.clear();
-        self.eps.clear();
-        self.span.clear();
+        self.record = Kept::default();
         self.pending = 0.0;
         Ok(())
     }
 
     /// The number of kept draws.
     pub fn kept(&self) -> usize {
-        self.steps.len()
+        self.record.len()
     }
 }
 
@@ -379,9 +365,7 @@ fn steps<S: Schedule, A: Sampler>(
                     ch.failure = Some((step, e));
                     break;
                 }
-                ch.steps.push(step);
-                ch.eps.push(eps);
-                ch.span.push(std::mem::take(&mut ch.pending));
+                ch.record.push(step, eps, std::mem::take(&mut ch.pending));
             }
         }
         if step == next_keep {

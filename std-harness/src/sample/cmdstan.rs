@@ -155,7 +155,7 @@ fn write_csv(
             row.extend_from_slice(float.format(lp[k]).as_bytes());
             row.push(b',');
         }
-        row.extend_from_slice(float.format(ch.eps[k]).as_bytes());
+        row.extend_from_slice(float.format(ch.record.eps(k)).as_bytes());
         super::output::push_draw(&mut row, &mut float, draw);
         w.write_all(&row).map_err(io)
     })?;

@@ -12,26 +12,30 @@ use crate::diagnostics;
 /// R̂ above this is a warning (Vehtari et al. 2021).
 pub const RHAT_MAX: f64 = 1.01;
 
-/// Parameters `js` of the last `len` draws of every chain: for each parameter, each
-/// chain's values (one pass over each chain's rows for the whole group).
+/// Parameters `js` of the last `len` draws of every chain, every `t`-th of them: for each parameter, each chain's values (one pass over each
+/// chain's rows for the whole group).
 fn group_values(
     chains: &[Chain],
     js: std::ops::Range<usize>,
     len: usize,
+    t: usize,
 ) -> Result<Vec<Vec<Vec<f64>>>, String> {
     let mut per: Vec<Vec<Vec<f64>>> = vec![Vec::with_capacity(chains.len()); js.len()];
     for c in chains {
-        let k = c.kept();
-        let n = len.min(k);
-        let cols = c.draws.columns(js.clone(), k - n..k)?;
-        for (jj, p) in per.iter_mut().enumerate() {
-            p.push(
-                cols[jj * n..(jj + 1) * n]
-                    .iter()
-                    .map(|&v| v as f64)
-                    .collect(),
-            );
+        // As `summarise` thins: draws t − 1, 2t − 1, … from the window's start.
+        let start = c.kept() - len.min(c.kept());
+        let n = len.min(c.kept()) / t * t;
+        for p in per.iter_mut() {
+            p.push(Vec::with_capacity(n / t));
         }
+        c.draws.rows(start..start + n, |i, draw| {
+            if (i - start) % t == t - 1 {
+                for (p, j) in per.iter_mut().zip(js.clone()) {
+                    p.last_mut().expect("pushed above").push(f64::from(draw[j]));
+                }
+            }
+            Ok(())
+        })?;
     }
     Ok(per)
 }
@@ -55,17 +59,19 @@ impl Scan {
 }
 
 /// Diagnostics of the last `len` draws of every chain (the whole of them: `usize::MAX`),
-/// `None` when a chain has fewer than 4.
+/// of at most [`DIAGNOSED_DRAWS`] as [`summarise`] reads them; `None` when a chain has
+/// fewer than 4.
 pub fn scan(chains: &[Chain], d: usize, len: usize) -> Option<Scan> {
     let min_len = chains.iter().map(Chain::kept).min()?.min(len);
-    if min_len < 4 {
+    let t = (min_len * chains.len()).div_ceil(DIAGNOSED_DRAWS).max(1);
+    if min_len / t < 4 {
         return None;
     }
     let groups: Vec<Vec<diagnostics::Diagnostics>> = (0..d.div_ceil(GROUP))
         .into_par_iter()
         .map(|g| {
             let js = g * GROUP..((g + 1) * GROUP).min(d);
-            let values = group_values(chains, js, min_len)?;
+            let values = group_values(chains, js, min_len, t)?;
             Ok(values.iter().map(|v| diagnostics::diagnostics(v)).collect())
         })
         .collect::<Result<_, String>>()
@@ -99,59 +105,168 @@ const GROUP: usize = 16;
 /// The most bytes of columns a group gathers.
 const GROUP_BYTES: usize = 8 << 20;
 
-/// Per-parameter summaries of the kept draws, weighted by `weight(chain, k)`.
+/// Most draws of a parameter (all chains together) the R̂, ESS and quantiles read: beyond
+/// it they read every `t`-th draw of each chain, for the smallest `t` that fits. The
+/// means and sds always weigh every draw.
+pub const DIAGNOSED_DRAWS: usize = 1 << 19;
+
+/// The thinning [`summarise`] applies for its diagnostics to chains of these lengths.
+pub fn diagnostic_thin(chains: &[Chain]) -> usize {
+    let total: usize = chains.iter().map(Chain::kept).sum();
+    total.div_ceil(DIAGNOSED_DRAWS).max(1)
+}
+
+/// Per-parameter summaries of the kept draws, weighted by `weight(chain, k)`: means and
+/// sds of every draw; R̂, ESS and quantiles of at most [`DIAGNOSED_DRAWS`] of them (every
+/// [`diagnostic_thin`]-th of each chain, each weighted by the draws it stands for). An
+/// ESS from thinned draws is at most that of all of them: thinning loses only the
+/// information between the draws it skips.
 pub fn summarise(
     chains: &[Chain],
     names: &[String],
     weight: &(dyn Fn(&Chain, usize) -> f64 + Sync),
 ) -> Result<Vec<ParamSummary>, String> {
     let d = names.len();
-    let min_len = chains.iter().map(Chain::kept).min().unwrap_or(0);
-    let same_len = chains.iter().all(|c| c.kept() == min_len);
-    // The weights are the same for every parameter: once, chain by chain.
-    let ws: Vec<f64> = chains
+    let thin = diagnostic_thin(chains);
+    if thin == 1 {
+        // The weights are the same for every parameter: once, chain by chain.
+        let ws: Vec<f64> = chains
+            .iter()
+            .flat_map(|c| (0..c.kept()).map(move |k| weight(c, k)))
+            .collect();
+        let lens: Vec<usize> = chains.iter().map(Chain::kept).collect();
+        // Long runs are first transposed into a column file (one pass), from which a
+        // group's columns are one contiguous read.
+        let on_disk = chains.iter().all(|c| c.draws.path().is_some());
+        let columns = if on_disk && group_size(ws.len()) < GROUP {
+            ColumnFile::transpose(chains, d, 1, &mut |_, _, _| Ok(()))?
+        } else {
+            None
+        };
+        let source = match &columns {
+            Some(f) => Source::File(f),
+            None => Source::Chains(chains),
+        };
+        return summarise_columns(&source, names, &ws, &lens, None);
+    }
+    // One pass over every draw: the moments, and every thin-th draw into a column file
+    // with the weight of the draws it stands for.
+    let mut store = vec![0.0; WeightedMoments::storage_len(d)];
+    let mut mom = WeightedMoments::new(&mut store, d).map_err(|e| e.to_string())?;
+    let lens: Vec<usize> = chains.iter().map(|c| c.kept() / thin).collect();
+    let mut ws = Vec::with_capacity(lens.iter().sum());
+    let mut block = 0.0;
+    let columns = ColumnFile::transpose(chains, d, thin, &mut |c, k, draw| {
+        let w = weight(c, k);
+        mom.push(w, draw).map_err(|e| e.to_string())?;
+        if k == 0 {
+            block = 0.0;
+        }
+        block += w;
+        if k % thin == thin - 1 && k / thin < c.kept() / thin {
+            ws.push(std::mem::take(&mut block));
+        }
+        Ok(())
+    })?;
+    let source = match &columns {
+        Some(f) => Source::File(f),
+        None => Source::Thinned(chains, thin),
+    };
+    let (means, sds): (Vec<f64>, Vec<f64>) = (0..d)
+        .map(|j| (mom.mean(j), mom.variance(j).sqrt()))
+        .unzip();
+    summarise_columns(&source, names, &ws, &lens, Some((&means, &sds)))
+}
+
+/// Columns a group gathers for `total` draws: fewer for long runs, so that a group's
+/// columns, which each thread holds besides one parameter's diagnostics, stay within
+/// 8 MiB (from 131,072 draws).
+fn group_size(total: usize) -> usize {
+    (GROUP_BYTES / (4 * total.max(1))).clamp(1, GROUP)
+}
+
+/// Where a parameter's draws are read from.
+enum Source<'a> {
+    /// The chains' draws, all of them.
+    Chains(&'a [Chain]),
+    /// Every `t`-th draw of the chains (draws `t − 1`, `2t − 1`, …), in memory.
+    Thinned(&'a [Chain], usize),
+    /// A column file.
+    File(&'a ColumnFile),
+}
+
+impl Source<'_> {
+    /// Columns `js`, each the draws of every chain (chain `c` from `starts[c]`), into
+    /// `out` (`total` values a column).
+    fn read(
+        &self,
+        js: std::ops::Range<usize>,
+        starts: &[usize],
+        total: usize,
+        out: &mut [f32],
+    ) -> Result<(), String> {
+        match *self {
+            Self::File(f) => f.read(js, total, out),
+            Self::Chains(chains) => {
+                for (c, &at) in chains.iter().zip(starts) {
+                    c.draws
+                        .columns_into(js.clone(), 0..c.kept(), &mut out[at..], total)?;
+                }
+                Ok(())
+            }
+            Self::Thinned(chains, t) => {
+                for (c, &at) in chains.iter().zip(starts) {
+                    let n = c.kept() / t;
+                    c.draws.rows(0..n * t, |k, draw| {
+                        if k % t == t - 1 {
+                            for (jj, j) in js.clone().enumerate() {
+                                out[jj * total + at + k / t] = draw[j];
+                            }
+                        }
+                        Ok(())
+                    })?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Per-parameter summaries from `source`'s draws, of chains `lens` long, weighted by
+/// `ws` (chain by chain); the means and sds from `moments` where given.
+fn summarise_columns(
+    source: &Source<'_>,
+    names: &[String],
+    ws: &[f64],
+    lens: &[usize],
+    moments: Option<(&[f64], &[f64])>,
+) -> Result<Vec<ParamSummary>, String> {
+    let d = names.len();
+    let total: usize = lens.iter().sum();
+    let starts: Vec<usize> = lens
         .iter()
-        .flat_map(|c| (0..c.kept()).map(move |k| weight(c, k)))
-        .collect();
-    let starts: Vec<usize> = chains
-        .iter()
-        .scan(0, |at, c| {
-            let s = *at;
-            *at += c.kept();
-            Some(s)
+        .scan(0, |at, &n| {
+            *at += n;
+            Some(*at - n)
         })
         .collect();
-    let total = ws.len();
-    // Long runs gather fewer columns a pass: the group's columns are what each thread
-    // holds besides one parameter's diagnostics (8 MiB at most, from 131,072 draws).
-    let group = (GROUP_BYTES / (4 * total.max(1))).clamp(1, GROUP);
-    // Draws beyond what a few passes over the rows should read are first transposed into
-    // a column file (one pass), from which a group's columns are one contiguous read.
-    let columns = if group < GROUP {
-        ColumnFile::transpose(chains, &starts, total, d)?
-    } else {
-        None
-    };
+    let group = group_size(total);
     let groups: Vec<Vec<ParamSummary>> = (0..d.div_ceil(group))
         .into_par_iter()
         .map(|g| {
             let js = g * group..((g + 1) * group).min(d);
             // Columns of this group, chain by chain.
             let mut cols = vec![0.0f32; js.len() * total];
-            match &columns {
-                Some(f) => f.read(js.clone(), total, &mut cols)?,
-                None => {
-                    for (c, &at) in chains.iter().zip(&starts) {
-                        c.draws
-                            .columns_into(js.clone(), 0..c.kept(), &mut cols[at..], total)?;
-                    }
-                }
-            }
+            source.read(js.clone(), &starts, total, &mut cols)?;
             Ok(js
                 .clone()
                 .map(|j| {
                     let col = &cols[(j - js.start) * total..(j - js.start + 1) * total];
-                    summarise_one(&names[j], col, &ws, chains, &starts, min_len, same_len)
+                    let mut p = summarise_one(&names[j], col, ws, lens, &starts);
+                    if let Some((means, sds)) = moments {
+                        (p.mean, p.sd) = (means[j], sds[j]);
+                    }
+                    p
                 })
                 .collect())
         })
@@ -159,8 +274,12 @@ pub fn summarise(
     Ok(groups.into_iter().flatten().collect())
 }
 
-/// The kept draws of every chain, column by column (`[j][chain by chain]`), in a file
-/// beside the first chain's draws; removed when dropped.
+/// Called on each draw `(chain, k, draw)` while transposing.
+type Visit<'a> = dyn FnMut(&Chain, usize, &[f32]) -> Result<(), String> + 'a;
+
+/// The kept draws of every chain (every `t`-th: draws `t − 1`, `2t − 1`, …), column by
+/// column (`[j][chain by chain]`), in a file beside the first chain's draws; removed
+/// when dropped.
 struct ColumnFile {
     path: std::path::PathBuf,
 }
@@ -169,35 +288,59 @@ impl ColumnFile {
     /// Rows read at a time while transposing.
     const CHUNK: usize = 4096;
 
-    /// The column file of `chains` when their draws are in files (`None` in memory).
+    /// The column file of every `t`-th draw of `chains` when their draws are in files
+    /// (`None` in memory), calling `visit(chain, k, draw)` on every draw on the way.
     fn transpose(
         chains: &[Chain],
-        starts: &[usize],
-        total: usize,
         d: usize,
+        t: usize,
+        visit: &mut Visit<'_>,
     ) -> Result<Option<Self>, String> {
         use std::io::{Seek, SeekFrom, Write};
-        let Some(first) = chains.first().and_then(|c| c.draws.path()) else {
+        let first = chains.first().and_then(|c| c.draws.path());
+        let Some(first) = first.filter(|_| chains.iter().all(|c| c.draws.path().is_some())) else {
+            for c in chains {
+                c.draws.rows(0..c.kept(), |k, draw| visit(c, k, draw))?;
+            }
             return Ok(None);
         };
+        let total: usize = chains.iter().map(|c| c.kept() / t).sum();
         let path = first.with_extension("columns.tmp");
         let io = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
         let mut file = std::fs::File::create(&path).map_err(io)?;
         let columns = Self { path: path.clone() };
-        let mut buf = vec![0.0f32; d * Self::CHUNK];
+        // Kept rows, `CHUNK` at a time, then written column by column.
+        let mut rows = Vec::with_capacity(d * Self::CHUNK);
         let mut bytes = Vec::with_capacity(4 * Self::CHUNK);
-        for (c, &at) in chains.iter().zip(starts) {
-            for r0 in (0..c.kept()).step_by(Self::CHUNK) {
-                let n = Self::CHUNK.min(c.kept() - r0);
-                c.draws.columns_into(0..d, r0..r0 + n, &mut buf, n)?;
-                for j in 0..d {
-                    bytes.clear();
-                    bytes.extend(buf[j * n..(j + 1) * n].iter().flat_map(|v| v.to_le_bytes()));
-                    file.seek(SeekFrom::Start(((j * total + at + r0) * 4) as u64))
-                        .map_err(io)?;
-                    file.write_all(&bytes).map_err(io)?;
-                }
+        let mut flush = |rows: &mut Vec<f32>, at: usize| -> Result<(), String> {
+            let n = rows.len() / d.max(1);
+            for j in 0..d {
+                bytes.clear();
+                bytes.extend((0..n).flat_map(|i| rows[i * d + j].to_le_bytes()));
+                file.seek(SeekFrom::Start(((j * total + at) * 4) as u64))
+                    .map_err(io)?;
+                file.write_all(&bytes).map_err(io)?;
             }
+            rows.clear();
+            Ok(())
+        };
+        let mut at = 0;
+        for c in chains {
+            let n = c.kept() / t;
+            let mut written = 0;
+            c.draws.rows(0..c.kept(), |k, draw| {
+                visit(c, k, draw)?;
+                if k % t == t - 1 && k / t < n {
+                    rows.extend_from_slice(draw);
+                    if rows.len() == d * Self::CHUNK {
+                        flush(&mut rows, at + written)?;
+                        written += Self::CHUNK;
+                    }
+                }
+                Ok(())
+            })?;
+            flush(&mut rows, at + written)?;
+            at += n;
         }
         file.flush().map_err(io)?;
         Ok(Some(columns))
@@ -233,30 +376,29 @@ impl Drop for ColumnFile {
     }
 }
 
-/// One parameter's summary from its draws `col` (chain by chain, chain `c` from
-/// `starts[c]`) and their weights.
+/// One parameter's summary from its draws `col` (chain by chain: chain `c` is `lens[c]`
+/// long from `starts[c]`) and their weights.
 fn summarise_one(
     name: &str,
     col: &[f32],
     ws: &[f64],
-    chains: &[Chain],
+    lens: &[usize],
     starts: &[usize],
-    min_len: usize,
-    same_len: bool,
 ) -> ParamSummary {
     const PS: [f64; 3] = [0.05, 0.5, 0.95];
+    let min_len = lens.iter().copied().min().unwrap_or(0);
+    let same_len = lens.iter().all(|&n| n == min_len);
     let mut store = vec![0.0; WeightedMoments::storage_len(1)];
     let mut mom = WeightedMoments::new(&mut store, 1).expect("one component");
     for (&v, &w) in col.iter().zip(ws) {
         let _ = mom.push(w, &[v]);
     }
     // The last `min_len` draws of each chain, for the diagnostics.
-    let last: Vec<Vec<f64>> = chains
+    let last: Vec<Vec<f64>> = lens
         .iter()
         .zip(starts)
-        .map(|(c, &at)| {
-            let k = c.kept();
-            col[at + k - min_len.min(k)..at + k]
+        .map(|(&k, &at)| {
+            col[at + k - min_len..at + k]
                 .iter()
                 .map(|&v| v as f64)
                 .collect()
@@ -450,6 +592,45 @@ fn modes(chains: &[Chain], params: &[ParamSummary]) -> Option<String> {
 mod tests {
     use super::*;
     use crate::sample::draws::Draws;
+    use crate::sample::kept::Kept;
+
+    /// Two chains of `n` draws of 3 parameters (AR(1) chains, different per chain, and a
+    /// counter), in files under `dir` or in memory; every draw's span is `span(k)`.
+    fn make(n: usize, dir: Option<&std::path::Path>, span: fn(usize) -> f64) -> Vec<Chain> {
+        let d = 3;
+        (0..2)
+            .map(|c| {
+                let mut draws = match dir {
+                    Some(dir) => Draws::to_file(d, &dir.join(format!("chain_{c}.npy"))).unwrap(),
+                    None => Draws::in_memory(d),
+                };
+                let mut record = Kept::default();
+                let mut x = 0.0f64;
+                for k in 0..n {
+                    x = 0.9 * x + ((k * 7919 + c * 104_729) % 1000) as f64 / 1000.0 - 0.5;
+                    draws
+                        .push(&[x as f32, (x * 2.0) as f32, (k % 17) as f32])
+                        .unwrap();
+                    record.push(k as u64 + 1, 0.1, span(k));
+                }
+                draws.finish().unwrap();
+                Chain::from_draws(c, draws, record)
+            })
+            .collect()
+    }
+
+    fn names() -> Vec<String> {
+        ["a", "b", "c"].map(String::from).to_vec()
+    }
+
+    fn weight(c: &Chain, k: usize) -> f64 {
+        c.record.span(k)
+    }
+
+    /// Files left in `dir` (the column file is removed once read).
+    fn files(dir: &std::path::Path) -> usize {
+        std::fs::read_dir(dir).unwrap().count()
+    }
 
     /// Long runs go through the column file; the summaries are those of the same draws
     /// held in memory, bit for bit (two chains of 140,000 draws of 3 parameters: more
@@ -457,41 +638,66 @@ mod tests {
     #[test]
     fn the_column_file_gives_the_summaries_of_the_draws_in_memory() {
         let dir = tempfile::tempdir().unwrap();
-        let (n, d) = (140_000usize, 3);
-        let make = |spill: bool| -> Vec<Chain> {
-            (0..2)
-                .map(|c| {
-                    let mut draws = if spill {
-                        Draws::to_file(d, &dir.path().join(format!("chain_{c}.npy"))).unwrap()
-                    } else {
-                        Draws::in_memory(d)
-                    };
-                    let mut x = 0.0f64;
-                    for k in 0..n {
-                        // An AR(1) chain per parameter, different per chain.
-                        x = 0.9 * x + ((k * 7919 + c * 104_729) % 1000) as f64 / 1000.0 - 0.5;
-                        draws
-                            .push(&[x as f32, (x * 2.0) as f32, (k % 17) as f32])
-                            .unwrap();
-                    }
-                    draws.finish().unwrap();
-                    let steps: Vec<u64> = (1..=n as u64).collect();
-                    Chain::from_draws(c, draws, steps, vec![0.1; n], vec![0.1; n])
-                })
-                .collect()
-        };
-        let names: Vec<String> = ["a", "b", "c"].map(String::from).to_vec();
-        let weight = |c: &Chain, k: usize| c.span[k];
-        let (in_memory, on_disk) = (make(false), make(true));
+        let n = 140_000;
+        let (in_memory, on_disk) = (make(n, None, |_| 0.1), make(n, Some(dir.path()), |_| 0.1));
         assert!(on_disk[0].draws.path().is_some());
-        let want = summarise(&in_memory, &names, &weight).unwrap();
-        let got = summarise(&on_disk, &names, &weight).unwrap();
+        assert_eq!(diagnostic_thin(&on_disk), 1);
+        let want = summarise(&in_memory, &names(), &weight).unwrap();
+        let got = summarise(&on_disk, &names(), &weight).unwrap();
         assert_eq!(got, want);
-        // The column file is gone.
-        let left: Vec<_> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(left.len(), 2, "{left:?}");
+        assert_eq!(files(dir.path()), 2);
+    }
+
+    /// Beyond `DIAGNOSED_DRAWS` the means and sds are those of every draw and the
+    /// diagnostics those of every t-th draw, in files and in memory alike.
+    #[test]
+    fn long_runs_diagnose_every_t_th_draw_and_average_every_draw() {
+        let dir = tempfile::tempdir().unwrap();
+        // Two chains of 300,001: 600,002 draws, t = 2, 150,000 diagnosed a chain (the
+        // odd last draw is in the means only). Spans vary, so the weights matter.
+        let n = 300_001;
+        let span = |k: usize| 0.1 + (k % 3) as f64 * 0.05;
+        let (in_memory, on_disk) = (make(n, None, span), make(n, Some(dir.path()), span));
+        assert_eq!(diagnostic_thin(&on_disk), 2);
+        let got = summarise(&on_disk, &names(), &weight).unwrap();
+        assert_eq!(summarise(&in_memory, &names(), &weight).unwrap(), got);
+        assert_eq!(files(dir.path()), 2);
+
+        // What they should be, from the draws directly.
+        let mut store = vec![0.0; WeightedMoments::storage_len(3)];
+        let mut mom = WeightedMoments::new(&mut store, 3).unwrap();
+        let mut thinned = vec![vec![Vec::new(); 2]; 3];
+        let mut ws = Vec::new();
+        for c in &in_memory {
+            let mut block = 0.0;
+            c.draws
+                .rows(0..n, |k, draw| {
+                    mom.push(weight(c, k), draw).unwrap();
+                    block += weight(c, k);
+                    if k % 2 == 1 {
+                        for j in 0..3 {
+                            thinned[j][c.id].push(f64::from(draw[j]));
+                        }
+                        ws.push(std::mem::take(&mut block));
+                    }
+                    Ok(())
+                })
+                .unwrap();
+        }
+        for (j, p) in got.iter().enumerate() {
+            assert_eq!(p.mean, mom.mean(j), "{}", p.name);
+            assert_eq!(p.sd, mom.variance(j).sqrt(), "{}", p.name);
+            let (diag, q) =
+                crate::diagnostics::diagnostics_and_quantiles(&thinned[j], &ws, &[0.05, 0.5, 0.95]);
+            assert_eq!(
+                (p.ess_bulk, p.ess_tail, p.rhat),
+                (diag.ess_bulk, diag.ess_tail, diag.rhat)
+            );
+            assert_eq!([p.q05, p.q50, p.q95], [q[0], q[1], q[2]], "{}", p.name);
+        }
+        // The warm-up's scan reads the same draws.
+        let s = scan(&on_disk, 3, usize::MAX).unwrap();
+        let min_bulk = got.iter().map(|p| p.ess_bulk).fold(f64::INFINITY, f64::min);
+        assert_eq!(s.min_bulk, min_bulk);
     }
 }

@@ -15,6 +15,7 @@ pub mod config;
 pub mod diagnose;
 pub mod draws;
 pub mod fixed;
+pub mod kept;
 pub mod mode;
 pub mod output;
 pub mod problem;
@@ -270,7 +271,7 @@ fn run_impl(cfg: &SampleConfig, print: bool) -> Result<(Summary, Option<String>)
     };
     let weight = move |c: &Chain, k: usize| -> f64 {
         match weighting {
-            Weighting::Step => c.span[k],
+            Weighting::Step => c.record.span(k),
             _ => 1.0,
         }
     };
@@ -334,6 +335,7 @@ fn run_impl(cfg: &SampleConfig, print: bool) -> Result<(Summary, Option<String>)
         batch: sampled.batch,
         step_size: sampled.step_label.clone(),
         thin: sampled.thin,
+        diagnostic_thin: diagnose::diagnostic_thin(&sampled.chains) as u64,
         target_ess: cfg.target_ess,
         alpha_target: cfg.alpha,
         warmup: sampled.warmup.clone(),

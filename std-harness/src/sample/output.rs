@@ -132,6 +132,9 @@ pub struct Summary {
     pub step_size: String,
     /// Every `thin`-th step was kept.
     pub thin: u64,
+    /// R̂, ESS and quantiles read every `diagnostic_thin`-th kept draw (1 up to
+    /// 524,288 draws of a parameter; the means and sds read all of them).
+    pub diagnostic_thin: u64,
     /// The bulk and tail ESS targeted.
     pub target_ess: f64,
     /// The sampling-threshold target (`--alpha`).
@@ -140,6 +143,21 @@ pub struct Summary {
     pub warmup: WarmupSummary,
     /// Each chain's start.
     pub starts: Vec<Vec<f32>>,
+}
+
+/// What a diagnostic thinning of `t` means, for the printed summary.
+pub fn diagnostic_note(t: u64) -> String {
+    let th = match (t % 10, t % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!(
+        "R̂, ESS and quantiles from every {t}{th} kept draw (at most {} a parameter; means and sds from all): ESS of all the draws is at least this",
+        crate::sample::diagnose::DIAGNOSED_DRAWS
+    )
 }
 
 /// Writes the kept draws (`chain,step,step_size,<parameters>`).
@@ -163,9 +181,9 @@ pub fn write_draws(path: &Path, names: &[String], chains: &[Chain]) -> Result<()
             row.clear();
             row.extend_from_slice(int.format(ch.id).as_bytes());
             row.push(b',');
-            row.extend_from_slice(int.format(ch.steps[k]).as_bytes());
+            row.extend_from_slice(int.format(ch.record.step(k)).as_bytes());
             row.push(b',');
-            row.extend_from_slice(float.format(ch.eps[k]).as_bytes());
+            row.extend_from_slice(float.format(ch.record.eps(k)).as_bytes());
             push_draw(&mut row, &mut float, draw);
             w.write_all(&row).map_err(io)
         })?;
@@ -276,6 +294,9 @@ pub fn print_table(s: &Summary, notes: &[String], out: &Path) {
             _ => "uniformly",
         }
     );
+    if s.diagnostic_thin > 1 {
+        crate::out!("{}", diagnostic_note(s.diagnostic_thin));
+    }
     print_params(&s.params, &out.join("summary.json"));
     if let Some(t) = &s.test {
         match (t.accuracy, t.rmse) {
