@@ -404,6 +404,7 @@ fn draw_color_bar<DB: DrawingBackend>(
     bar.configure_mesh()
         .disable_mesh()
         .disable_x_axis()
+        .set_all_tick_mark_size(4)
         .y_desc(label)
         .y_labels(5)
         .y_label_formatter(&|v| tick(*v))
