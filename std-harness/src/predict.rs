@@ -3,7 +3,8 @@
 
 use rayon::prelude::*;
 use sgld::math::{log_add_exp, sigmoid};
-use sgld::models::TiedMixture;
+use sgld::models::{TiedMixture, log_normal_cdf};
+use statrs::function::gamma::ln_gamma;
 
 use crate::data::{Dataset, Features};
 use crate::sample::{ModelKind, Problem, TestSummary};
@@ -40,15 +41,21 @@ pub fn evaluate(
     let total: f64 = draws.iter().map(|d| d.1).sum();
     let log_total = total.ln();
     let n = test.len();
-    match problem_kind(problem) {
-        ModelKind::Logistic => {
+    let kind = problem_kind(problem);
+    match kind {
+        ModelKind::Logistic | ModelKind::Probit => {
             let y = &problem.y_test;
+            // P(y = 1 | η): σ(η) or Φ(η).
+            let prob = |eta: f64| match kind {
+                ModelKind::Probit => log_normal_cdf(eta).exp(),
+                _ => sigmoid(eta as f32) as f64,
+            };
             let (correct, ll) = (0..n)
                 .into_par_iter()
                 .map(|i| {
                     let p1: f64 = draws
                         .iter()
-                        .map(|(b, w)| w * sigmoid(margin(test, i, b) as f32) as f64)
+                        .map(|(b, w)| w * prob(margin(test, i, b)))
                         .sum::<f64>()
                         / total;
                     let yi = y[i];
@@ -60,6 +67,29 @@ pub fn evaluate(
                 accuracy: Some(correct as f64 / n as f64),
                 log_lik_per_datum: ll / n as f64,
                 rmse: None,
+            })
+        }
+        ModelKind::Poisson => {
+            // The predictive pmf Σ w Poisson(y; e^η) / Σ w, and its mean Σ w e^η / Σ w.
+            let y = &problem.y_test;
+            let (se, ll) = (0..n)
+                .into_par_iter()
+                .map(|i| {
+                    let yi = y[i] as f64;
+                    let log_fact = ln_gamma(yi + 1.0);
+                    let (mut mean, mut lse) = (0.0, f64::NEG_INFINITY);
+                    for (b, w) in draws {
+                        let eta = margin(test, i, b);
+                        mean += w * eta.exp();
+                        lse = log_add_exp(lse, w.ln() + yi * eta - eta.exp() - log_fact);
+                    }
+                    ((yi - mean / total).powi(2), lse - log_total)
+                })
+                .reduce(|| (0.0, 0.0), |a, b| (a.0 + b.0, a.1 + b.1));
+            Ok(TestSummary {
+                accuracy: None,
+                log_lik_per_datum: ll / n as f64,
+                rmse: Some((se / n as f64).sqrt()),
             })
         }
         ModelKind::Linreg => {

@@ -7,6 +7,7 @@
 //! passes it to [`Model::scaled_grad`].
 
 mod gaussian_mean;
+mod glm;
 mod linreg;
 mod logistic;
 mod mixture;
@@ -14,6 +15,7 @@ mod mlp;
 mod prior;
 
 pub use gaussian_mean::GaussianMean;
+pub use glm::{DenseRows, Design, Family, Glm, Poisson, Probit, inverse_mills, log_normal_cdf};
 pub use linreg::LinearRegression;
 pub use logistic::{BitRows, LogisticBits, LogisticDense, LogisticSparse, SparseRows};
 pub use mixture::TiedMixture;

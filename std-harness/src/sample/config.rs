@@ -18,15 +18,31 @@ pub enum ModelKind {
     Linreg,
     /// The tied-means mixture of §5.1 on one-column data.
     Gmm,
+    /// Poisson regression of counts with a log link, `y ~ Poisson(exp(βᵀx))`; responses
+    /// whole numbers ≥ 0.
+    Poisson,
+    /// Probit regression `p(y|x,β) = Φ(y βᵀx)`; labels ±1 or 0/1 (0 is read as −1).
+    Probit,
 }
 
 impl ModelKind {
+    /// A regression on features with a laplace or gaussian prior on β and a bias (the
+    /// generalised linear models: logistic, probit, Poisson).
+    pub fn is_glm(self) -> bool {
+        matches!(
+            self,
+            ModelKind::Logistic | ModelKind::Probit | ModelKind::Poisson
+        )
+    }
+
     /// The command-line name.
     pub fn name(self) -> &'static str {
         match self {
             ModelKind::Logistic => "logistic",
             ModelKind::Linreg => "linreg",
             ModelKind::Gmm => "gmm",
+            ModelKind::Poisson => "poisson",
+            ModelKind::Probit => "probit",
         }
     }
 }

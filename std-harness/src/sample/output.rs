@@ -40,7 +40,7 @@ pub struct TestSummary {
     pub accuracy: Option<f64>,
     /// Mean log posterior-predictive density per test datum.
     pub log_lik_per_datum: f64,
-    /// Root mean squared error of the posterior-predictive mean (linreg only).
+    /// Root mean squared error of the posterior-predictive mean (linreg and poisson).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rmse: Option<f64>,
 }

@@ -4,8 +4,8 @@ use std::path::Path;
 
 use sgld::kernels::SparseIndex;
 use sgld::models::{
-    BitRows, Gaussian, Laplace, LinearRegression, LogisticBits, LogisticDense, LogisticSparse,
-    Model, Prior, SparseRows, TiedMixture,
+    BitRows, DenseRows, Family, Gaussian, Glm, Laplace, LinearRegression, LogisticBits,
+    LogisticDense, LogisticSparse, Model, Poisson, Prior, Probit, SparseRows, TiedMixture,
 };
 
 use super::config::{ModelKind, SampleConfig};
@@ -27,6 +27,22 @@ pub struct Problem {
     /// Test responses, mapped likewise.
     pub y_test: Vec<f32>,
     kind: ModelKind,
+}
+
+/// Counts for `--model poisson`: whole numbers ≥ 0.
+fn counts(path: &Path, data: &Dataset) -> Result<Vec<f32>, String> {
+    data.y
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| match Poisson::check(v) {
+            Ok(()) => Ok(v),
+            Err(_) => Err(format!(
+                "{}: {}: response {v} is not a count (a whole number >= 0)",
+                path.display(),
+                data.locate(i)
+            )),
+        })
+        .collect()
 }
 
 fn labels_pm1(path: &Path, data: &Dataset) -> Result<Vec<f32>, String> {
@@ -73,8 +89,7 @@ impl Problem {
             test = Some(t);
         }
         let prior = match (cfg.model, cfg.prior) {
-            (ModelKind::Logistic, None) => Some(PriorSpec::Laplace(1.0)),
-            (ModelKind::Logistic, Some(p @ (PriorSpec::Laplace(_) | PriorSpec::Gaussian(_)))) => {
+            (m, Some(p @ (PriorSpec::Laplace(_) | PriorSpec::Gaussian(_)))) if m.is_glm() => {
                 Some(p)
             }
             (ModelKind::Linreg, None) => Some(PriorSpec::Nig {
@@ -84,19 +99,24 @@ impl Problem {
             }),
             (ModelKind::Linreg, Some(p @ PriorSpec::Nig { .. })) => Some(p),
             (ModelKind::Gmm, None) => None,
+            (_, None) => Some(PriorSpec::Laplace(1.0)),
             (m, Some(p)) => {
                 return Err(format!(
-                    "prior {p} does not apply to --model {m:?} (logistic: laplace or gaussian; linreg: nig; gmm: the paper's fixed prior)"
+                    "prior {p} does not apply to --model {m:?} (logistic, probit, poisson: laplace or gaussian; linreg: nig; gmm: the paper's fixed prior)"
                 )
                 .to_lowercase());
             }
         };
         let (y, y_test, names);
         match cfg.model {
-            ModelKind::Logistic => {
-                y = labels_pm1(&cfg.train, &train)?;
+            ModelKind::Logistic | ModelKind::Probit | ModelKind::Poisson => {
+                let responses = match cfg.model {
+                    ModelKind::Poisson => counts,
+                    _ => labels_pm1,
+                };
+                y = responses(&cfg.train, &train)?;
                 y_test = match (&test, &cfg.test) {
-                    (Some(t), Some(p)) => labels_pm1(p, t)?,
+                    (Some(t), Some(p)) => responses(p, t)?,
                     _ => vec![],
                 };
                 let mut n: Vec<String> = train.names.iter().map(|n| format!("beta[{n}]")).collect();
@@ -222,6 +242,64 @@ pub(crate) fn with_model<R>(
             let m = TiedMixture::paper(&problem.train.y).map_err(err)?;
             Ok(f(&m))
         }
+        ModelKind::Poisson => glm_with_prior(problem, Poisson, f),
+        ModelKind::Probit => glm_with_prior(problem, Probit, f),
+    }
+}
+
+/// A generalised linear model of `family` with the problem's prior.
+fn glm_with_prior<F: Family + Send + Sync, R>(
+    problem: &Problem,
+    family: F,
+    f: impl FnOnce(&(dyn ModelSync + '_)) -> R,
+) -> Result<R, String> {
+    let err = |e: sgld::Error| format!("invalid data or prior: {e}");
+    match problem.prior.unwrap_or(PriorSpec::Laplace(1.0)) {
+        PriorSpec::Laplace(b) => glm(problem, family, Laplace::new(b).map_err(err)?, f),
+        PriorSpec::Gaussian(v) => glm(problem, family, Gaussian::new(v).map_err(err)?, f),
+        PriorSpec::Nig { .. } => Err("the nig prior is for linreg".into()),
+    }
+}
+
+fn glm<F: Family + Send + Sync, P: Prior + Copy + Send + Sync, R>(
+    problem: &Problem,
+    family: F,
+    prior: P,
+    f: impl FnOnce(&(dyn ModelSync + '_)) -> R,
+) -> Result<R, String> {
+    let err = |e: sgld::Error| format!("invalid data: {e}");
+    let y = &problem.y;
+    match &problem.train.features {
+        Features::Dense { x, d } => {
+            let rows = DenseRows::new(x, *d).map_err(err)?;
+            Ok(f(&Glm::new(rows, y, family, prior).map_err(err)?))
+        }
+        Features::SparseBinary {
+            offsets,
+            indices,
+            d,
+        } => {
+            // The narrowest index type that holds the features, as for logistic.
+            fn sparse<'a, I: SparseIndex, F: Family, P: Prior>(
+                offsets: &'a [usize],
+                indices: &'a [I],
+                d: usize,
+                y: &'a [f32],
+                (family, prior): (F, P),
+            ) -> Result<Glm<'a, SparseRows<'a, I>, F, P>, String> {
+                let err = |e: sgld::Error| format!("invalid data: {e}");
+                let rows = SparseRows::narrow(offsets, indices, d).map_err(err)?;
+                Glm::new(rows, y, family, prior).map_err(err)
+            }
+            let fp = (family, prior);
+            if let Some(narrow) = data::narrow_indices::<u8>(indices) {
+                Ok(f(&sparse(offsets, &narrow, *d, y, fp)?))
+            } else if let Some(narrow) = data::narrow_indices::<u16>(indices) {
+                Ok(f(&sparse(offsets, &narrow, *d, y, fp)?))
+            } else {
+                Ok(f(&sparse(offsets, indices, *d, y, fp)?))
+            }
+        }
     }
 }
 
@@ -289,10 +367,10 @@ impl Problem {
     pub fn prior_precision(&self, theta: &[f32]) -> Vec<f64> {
         let d = theta.len();
         match (self.kind, self.prior) {
-            (ModelKind::Logistic, Some(PriorSpec::Laplace(b))) => {
+            (m, Some(PriorSpec::Laplace(b))) if m.is_glm() => {
                 vec![1.0 / (2.0 * b as f64 * b as f64); d]
             }
-            (ModelKind::Logistic, Some(PriorSpec::Gaussian(v))) => vec![1.0 / v as f64; d],
+            (m, Some(PriorSpec::Gaussian(v))) if m.is_glm() => vec![1.0 / v as f64; d],
             (ModelKind::Linreg, Some(PriorSpec::Nig { v, psi, .. })) => {
                 let inv_s2 = (-(theta[d - 1] as f64)).exp().min(1e30);
                 let mut p = vec![inv_s2 / v as f64; d];

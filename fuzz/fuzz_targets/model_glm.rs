@@ -1,0 +1,98 @@
+//! Generalised linear models (Poisson with a log link, probit): the constructors refuse
+//! responses outside the family and rows that are not whole; nothing panics on any θ or
+//! batch; with moderate θ and responses the gradient is finite and the sparse rows give the dense
+//! rows' gradient; the probit helpers are finite and ordered on any input.
+#![no_main]
+#[path = "common/mod.rs"]
+mod common;
+
+use libfuzzer_sys::fuzz_target;
+use sgld::models::{
+    DenseRows, Family, Gaussian, Glm, Model, Poisson, Probit, SparseRows, inverse_mills,
+    log_normal_cdf,
+};
+
+/// The fuzzer's input, taken apart below.
+type Input = (u8, Vec<u8>, Vec<u8>, Vec<f32>, Vec<f32>, Vec<u16>, f64);
+
+fuzz_target!(|input: Input| {
+    let (dim, lens, raw_idx, responses, theta, raw_batch, t) = input;
+    // The probit helpers: φ/Φ ≥ 0 and ln Φ ≤ 0 wherever t is a number.
+    if !t.is_nan() {
+        let (r, l) = (inverse_mills(t), log_normal_cdf(t));
+        assert!(r >= 0.0 && !r.is_nan(), "inverse Mills {r} at {t}");
+        assert!(l <= 0.0 && !l.is_nan(), "ln Φ {l} at {t}");
+    }
+    let d = dim as usize % 9 + 1;
+    let mut offsets = vec![0usize];
+    for &l in lens.iter().take(32) {
+        offsets.push((offsets.last().unwrap() + (l as usize % 6)).min(raw_idx.len()));
+    }
+    let n = offsets.len() - 1;
+    let Ok(rows) = SparseRows::narrow(&offsets, &raw_idx[..offsets[n]], d) else {
+        return;
+    };
+    let mut x = vec![0.0f32; n * d];
+    for i in 0..n {
+        for &j in rows.row(i) {
+            x[i * d + j as usize] += 1.0;
+        }
+    }
+    let dense = DenseRows::new(&x, d).unwrap();
+    assert!(DenseRows::new(&x[..x.len().saturating_sub(1)], d).is_err() || d == 1 || n == 0);
+    let prior = Gaussian::new(1.0).unwrap();
+    let y: Vec<f32> = responses.iter().take(n).copied().collect();
+    check(Poisson, dense, rows, &y, &theta, &raw_batch, prior);
+    let labels: Vec<f32> = y
+        .iter()
+        .map(|&v| if v > 0.0 { 1.0 } else { -1.0 })
+        .collect();
+    check(Probit, dense, rows, &labels, &theta, &raw_batch, prior);
+    check(Probit, dense, rows, &y, &theta, &raw_batch, prior);
+});
+
+fn check<F: Family>(
+    family: F,
+    dense: DenseRows<'_>,
+    rows: SparseRows<'_, u8>,
+    y: &[f32],
+    theta: &[f32],
+    raw_batch: &[u16],
+    prior: Gaussian,
+) {
+    let valid = y.len() == rows.len() && !y.is_empty() && y.iter().all(|&v| F::check(v).is_ok());
+    let a = Glm::new(dense, y, family, prior);
+    let b = Glm::new(rows, y, family, prior);
+    assert_eq!(a.is_ok(), valid);
+    assert_eq!(b.is_ok(), valid);
+    let (Ok(a), Ok(b)) = (a, b) else { return };
+    // Any θ length and batch: no panic.
+    let batch: Vec<usize> = raw_batch.iter().map(|&i| i as usize).collect();
+    let d = a.dim();
+    let mut g = vec![0.0f32; d];
+    a.add_log_lik_grad(theta, &batch, &mut g);
+    let _ = b.log_lik(theta, &batch);
+    // Moderate θ of the right length, batch indices in range: finite, and the same
+    // gradient from both row kinds (sums of the same terms in another order).
+    let moderate_y = y.iter().all(|v| v.abs() <= 1e6);
+    if theta.len() != d || !theta.iter().all(|t| t.is_finite() && t.abs() <= 3.0) || !moderate_y {
+        return;
+    }
+    let batch: Vec<usize> = batch.iter().map(|&i| i % y.len()).collect();
+    let (mut ga, mut gb) = (vec![0.0f32; d], vec![0.0f32; d]);
+    a.scaled_grad(theta, &batch, 1.0, &mut ga);
+    b.scaled_grad(theta, &batch, 1.0, &mut gb);
+    let mag: f64 = batch.len() as f64
+        * 6.0
+        * (y.iter().fold(1.0f32, |m, v| m.max(v.abs())) as f64 + 20.0f64.exp());
+    for j in 0..d {
+        assert!(ga[j].is_finite() && gb[j].is_finite(), "{ga:?} {gb:?}");
+        assert!(
+            common::close(ga[j], gb[j], mag, 64.0),
+            "dense {} vs sparse {}",
+            ga[j],
+            gb[j]
+        );
+    }
+    assert!(a.log_lik(theta, &batch).is_finite());
+}
