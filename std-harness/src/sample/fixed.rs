@@ -292,7 +292,7 @@ fn scale_at(model: &dyn ModelSync, centre: &[f32], cfg: &SampleConfig) -> f64 {
 pub fn psgld_scale(cfg: &SampleConfig) -> Result<f64, String> {
     let problem = Problem::load(cfg)?;
     with_model(&problem, |model| -> Result<f64, String> {
-        let init = warmup::init_rows(cfg, &problem)?;
+        let init = warmup::init_rows(cfg, &problem.names)?;
         let start = warmup::search_start(init.as_deref(), problem.dim());
         let m = mode::find_mode(model, &start)?;
         Ok(scale_at(model, &m.theta, cfg))

@@ -7,7 +7,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::chains::Chain;
-use super::config::{ModelKind, Weighting};
+use super::config::Weighting;
 use super::warmup::WarmupSummary;
 
 /// One row of `summary.json`'s `params`.
@@ -68,7 +68,7 @@ pub struct DataFiles {
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Summary {
     /// The model.
-    pub model: ModelKind,
+    pub model: String,
     /// The sampler the chains ran (`sgld`, `precond`, …; an adapted `sgld` run samples
     /// with `precond`).
     pub sampler: String,
@@ -125,7 +125,8 @@ pub struct Summary {
     /// The prior (`laplace:1`, …; `paper` for the mixture's fixed prior).
     pub prior: String,
     /// The data files with their sha256.
-    pub data: DataFiles,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<DataFiles>,
     /// Mini-batch size.
     pub batch: usize,
     /// The step-size schedule (`auto`, or the given one).
@@ -249,7 +250,7 @@ pub fn write_summary(dir: &Path, s: &Summary) -> Result<(), String> {
 pub fn print_table(s: &Summary, notes: &[String], out: &Path) {
     crate::out!(
         "sgld sample: {} model, {} training rows, {} parameters, {} chains x {} steps in {:.2} s ({:.0} steps/s)",
-        s.model.name(),
+        s.model,
         s.n_train,
         s.dim,
         s.chains,

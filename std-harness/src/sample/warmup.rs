@@ -11,7 +11,7 @@ use sgld::noise::{DefaultRng, fill_normal};
 use super::chains::chain_seed;
 use super::config::SampleConfig;
 use super::mode::{self, MetricStore, Mode};
-use super::problem::{ModelSync, Problem};
+use super::problem::ModelSync;
 use crate::spec::InitSpec;
 
 /// The largest adapted step in the preconditioned coordinates: the Euler step inflates a
@@ -69,9 +69,14 @@ impl Laplace {
 }
 
 /// The mode (L-BFGS from `start`) and the Laplace approximation there.
-pub fn laplace(problem: &Problem, model: &dyn ModelSync, start: &[f32]) -> Result<Laplace, String> {
+/// `prior_precision(θ)` is the diagonal of the prior's precision at θ.
+pub fn laplace(
+    prior_precision: &dyn Fn(&[f32]) -> Vec<f64>,
+    model: &dyn ModelSync,
+    start: &[f32],
+) -> Result<Laplace, String> {
     let mode = mode::find_mode(model, start)?;
-    let prior = problem.prior_precision(&mode.theta);
+    let prior = prior_precision(&mode.theta);
     let d = model.dim();
     let p = mode::precision(model, &mode.theta, &prior);
     let max_precision = if p.len() == d * d {
@@ -96,25 +101,19 @@ pub fn search_start(init: Option<&[Vec<f32>]>, d: usize) -> Vec<f32> {
 }
 
 /// The `--init` rows, checked against the parameter names, if given.
-pub fn init_rows(cfg: &SampleConfig, problem: &Problem) -> Result<Option<Vec<Vec<f32>>>, String> {
-    let d = problem.dim();
+pub fn init_rows(cfg: &SampleConfig, names: &[String]) -> Result<Option<Vec<Vec<f32>>>, String> {
+    let d = names.len();
     let rows: Vec<Vec<f64>> = match &cfg.init {
         None => return Ok(None),
         Some(InitSpec::Values(v)) => vec![v.clone()],
         Some(InitSpec::File(path)) => {
             let (header, values) = crate::data::csv_table::read_columns(path)
                 .map_err(|e| format!("--init {}: {e}", path.display()))?;
-            if header != problem.names {
+            if header != names {
                 return Err(format!(
                     "--init {}: the header must name the {d} parameters in order ({}…)",
                     path.display(),
-                    problem
-                        .names
-                        .iter()
-                        .take(3)
-                        .cloned()
-                        .collect::<Vec<_>>()
-                        .join(",")
+                    names.iter().take(3).cloned().collect::<Vec<_>>().join(",")
                 ));
             }
             values
@@ -127,7 +126,7 @@ pub fn init_rows(cfg: &SampleConfig, problem: &Problem) -> Result<Option<Vec<Vec
         return Err(format!(
             "--init gives {} values; the model has {d} parameters ({})",
             r.len(),
-            problem.names.join(",")
+            names.join(",")
         ));
     }
     if rows.is_empty() {

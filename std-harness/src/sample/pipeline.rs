@@ -1,0 +1,337 @@
+//! Stages 3 to 6 for any model: [`sample_model`] takes a [`Target`] — a core `Model` with
+//! its parameter names and what the outputs record about it — and a [`SampleConfig`],
+//! and does what `sgld sample` does after reading the data: warm-up, chains,
+//! diagnostics, warnings, and the files.
+//!
+//! ```
+//! use sgld::models::{Gaussian, LogisticDense};
+//! use sgld_harness::sample::{ModelKind, SampleConfig, Target, sample_model};
+//!
+//! // Two features and a bias column, labels ±1.
+//! let x = [0.5, 1.0, 1.0, -1.2, 0.3, 1.0, 2.0, -0.1, 1.0, -0.7, -1.5, 1.0];
+//! let y = [1.0, -1.0, 1.0, -1.0];
+//! let model = LogisticDense::new(&x, &y, 3, Gaussian::new(1.0)?)?;
+//! let names = ["a", "b", "bias"].map(String::from).to_vec();
+//! let precision = |theta: &[f32]| vec![1.0; theta.len()]; // Gaussian(1): 1/v
+//! let target = Target::new(&model, "my-logistic", names).with_prior("gaussian:1", &precision);
+//! // The command's defaults; the model, data and prior fields are the target's.
+//! let out = std::env::temp_dir().join("sgld-doc-sample-model");
+//! let mut cfg = SampleConfig::new(ModelKind::Logistic, "unused".into(), out.clone());
+//! cfg.steps = Some(2_000);
+//! let outcome = sample_model(&target, &cfg)?;
+//! let a = &outcome.summary.params[0];
+//! assert_eq!(a.name, "a");
+//! assert!(a.sd > 0.0 && a.rhat < 1.1);
+//! assert!(out.join("draws.csv").exists() && out.join("chain_4.csv").exists());
+//! outcome.print(); // the table `sgld sample` prints
+//! # std::fs::remove_dir_all(&out)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::path::PathBuf;
+
+use super::chains::Chain;
+use super::config::{SampleConfig, SamplerKind, Weighting};
+use super::output::{self, DataFiles, Summary, TestSummary};
+use super::problem::ModelSync;
+use super::{Bars, adaptive, cmdstan, diagnose, fixed, mode, warmup};
+
+/// The diagonal of the prior's precision at θ (the warm-up's Laplace approximation adds
+/// it to the empirical Fisher information).
+pub type PriorPrecision<'a> = &'a (dyn Fn(&[f32]) -> Vec<f64> + Sync);
+
+/// Test-set metrics from pooled draws and their weights.
+pub type TestMetrics<'a> = &'a (dyn Fn(&[(Vec<f32>, f64)]) -> Result<TestSummary, String> + Sync);
+
+/// A model to sample with what the outputs say about it.
+pub struct Target<'a> {
+    /// The model.
+    pub model: &'a dyn ModelSync,
+    /// Its name in summary.json and the CmdStan files.
+    pub name: String,
+    /// One name per parameter: draws.csv's columns.
+    pub names: Vec<String>,
+    /// The prior as summary.json records it.
+    pub prior: String,
+    /// The prior's precision for the warm-up (none: a flat prior's zeros).
+    pub prior_precision: Option<PriorPrecision<'a>>,
+    /// Test-set metrics, if there is a test set.
+    pub test: Option<TestMetrics<'a>>,
+    /// The data files read (summary.json's `data`), if any.
+    pub data: Option<DataFiles>,
+}
+
+impl<'a> Target<'a> {
+    /// `model` called `name`, with one name per parameter; a prior recorded as
+    /// `unspecified` and taken as flat by the warm-up until [`Target::with_prior`].
+    pub fn new(model: &'a dyn ModelSync, name: &str, names: Vec<String>) -> Self {
+        Self {
+            model,
+            name: name.to_string(),
+            names,
+            prior: "unspecified".into(),
+            prior_precision: None,
+            test: None,
+            data: None,
+        }
+    }
+
+    /// The prior: its label for summary.json and its precision's diagonal at θ.
+    pub fn with_prior(mut self, label: &str, precision: PriorPrecision<'a>) -> Self {
+        self.prior = label.to_string();
+        self.prior_precision = Some(precision);
+        self
+    }
+
+    /// Test-set metrics from pooled weighted draws.
+    pub fn with_test(mut self, test: TestMetrics<'a>) -> Self {
+        self.test = Some(test);
+        self
+    }
+
+    /// The data files, for summary.json.
+    pub fn with_data(mut self, data: DataFiles) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    fn precision(&self, theta: &[f32]) -> Vec<f64> {
+        self.prior_precision
+            .map_or_else(|| vec![0.0; theta.len()], |p| p(theta))
+    }
+}
+
+/// What a run produced.
+pub struct Outcome {
+    /// The summary (also in `out/summary.json`), its warnings included.
+    pub summary: Summary,
+    /// Why a chain stopped, when one went non-finite (its draws so far are written).
+    pub failure: Option<String>,
+    /// The files written.
+    pub files: Vec<PathBuf>,
+    /// Lines the table prints before the parameters (what the run chose).
+    pub notes: Vec<String>,
+    out: PathBuf,
+}
+
+impl Outcome {
+    /// Prints the table `sgld sample` prints, then the warnings.
+    pub fn print(&self) {
+        output::print_table(&self.summary, &self.notes, &self.out);
+    }
+}
+
+/// Samples `target` as `sgld sample` does with `cfg` (its model, data and prior fields
+/// are the target's; every other field applies): writes draws.csv, summary.json and the
+/// per-chain files into `cfg.out` and returns the summary. The same configuration and
+/// seed give the same files, byte for byte, as the command on the same model.
+pub fn sample_model(target: &Target<'_>, cfg: &SampleConfig) -> Result<Outcome, String> {
+    super::validate(cfg)?;
+    let model = target.model;
+    let n = model.len();
+    if target.names.len() != model.dim() {
+        return Err(format!(
+            "{} parameter names for a model of {} parameters",
+            target.names.len(),
+            model.dim()
+        ));
+    }
+    if let Some(b) = cfg.batch
+        && b > n
+    {
+        return Err(format!("--batch {b} exceeds the {n} training rows"));
+    }
+    // The chains stream their draws into the output directory as they run.
+    std::fs::create_dir_all(&cfg.out)
+        .map_err(|e| format!("cannot create {}: {e}", cfg.out.display()))?;
+    let bars = Bars::new(cfg.chains, cfg.progress);
+    let precision = |theta: &[f32]| target.precision(theta);
+    let init = warmup::init_rows(cfg, &target.names)?;
+    let start = warmup::search_start(init.as_deref(), model.dim());
+    // A given schedule runs without the mode (its chains then show the failure); the
+    // adapted warm-up needs it.
+    let (lap, lap_failed) = match warmup::laplace(&precision, model, &start) {
+        Ok(l) => (l, None),
+        Err(e) if !cfg.adaptive() => (warmup::Laplace::at(&start), Some(e)),
+        Err(e) => return Err(format!("warm-up: {e}")),
+    };
+    let starts = warmup::starts(cfg, &lap, init.as_deref());
+    let mut sampled = if cfg.adaptive() {
+        adaptive::run(cfg, model, &lap, &starts, &bars)?
+    } else {
+        fixed::run(cfg, model, &lap, &starts, &bars)?
+    };
+    if let Some(e) = lap_failed {
+        sampled.warnings.insert(
+            0,
+            format!("no mode was found ({e}): the chains started around the start of the search with unit spread"),
+        );
+    }
+    for c in &mut sampled.chains {
+        c.draws.finish()?;
+    }
+    let lp = log_densities(model, &sampled.chains)?;
+    for b in &bars.bars {
+        b.finish_and_clear();
+    }
+    let failure = sampled.chains.iter().find_map(|ch| {
+        ch.failure
+            .as_ref()
+            .map(|(s, why)| format!("chain {} stopped at step {s}: {why}", ch.id))
+    });
+    let kept: usize = sampled.chains.iter().map(Chain::kept).sum();
+    if kept == 0 && failure.is_none() {
+        return Err(format!(
+            "no draws were kept: {} steps per chain after a burn-in of {} and --thin {} leave none; lower --thin or --burn-in, or raise --steps",
+            sampled.total_steps - sampled.burn_in,
+            sampled.burn_in,
+            sampled.thin
+        ));
+    }
+    let mut files = vec![cfg.out.join("draws.csv")];
+    output::write_draws(&files[0], &target.names, &sampled.chains)?;
+    let command_line = cfg.command_line.join(" ");
+    let header = cmdstan::Header {
+        model: &target.name,
+        sampler: &sampled.warmup.sampler,
+        burn_in: sampled.burn_in,
+        thin: sampled.thin,
+        step_size: &sampled.step_label,
+        seed: cfg.seed,
+        seconds: sampled.seconds,
+        command_line: &command_line,
+    };
+    cmdstan::write(
+        &cfg.out,
+        &header,
+        &target.names,
+        &sampled.chains,
+        lp.as_deref(),
+    )?;
+    for c in &sampled.chains {
+        files.push(cfg.out.join(format!("chain_{}.csv", c.id + 1)));
+        files.extend(c.draws.path().map(std::path::Path::to_path_buf));
+    }
+
+    let weighting = match cfg.weighting {
+        Weighting::Auto if sampled.constant_step => Weighting::Uniform,
+        Weighting::Auto => Weighting::Step,
+        w => w,
+    };
+    let weight = move |c: &Chain, k: usize| -> f64 {
+        match weighting {
+            Weighting::Step => c.record.span(k),
+            _ => 1.0,
+        }
+    };
+    let params = diagnose::summarise(&sampled.chains, &target.names, &weight)?;
+    let test = match target.test {
+        Some(t) if kept > 0 => Some(t(&pooled_draws(&sampled.chains, &weight)?)?),
+        _ => None,
+    };
+    let warnings = diagnose::warnings(
+        &params,
+        &diagnose::Evidence {
+            chains: &sampled.chains,
+            target_ess: cfg.target_ess,
+            alpha: (cfg.alpha, sampled.alpha),
+            laplace_sds: &lap.sds,
+            stability: sampled.stability,
+            earlier: sampled.warnings.clone(),
+        },
+    );
+    let chains_n = sampled.chains.len() as f64;
+    let acceptance = (cfg.sampler == SamplerKind::Mala).then(|| {
+        sampled.chains.iter().map(|c| c.moves).sum::<u64>() as f64
+            / (sampled.total_steps as f64 * chains_n).max(1.0)
+    });
+    let summary = Summary {
+        model: target.name.clone(),
+        sampler: sampled.warmup.sampler.clone(),
+        cv: sampled.warmup.cv,
+        temperature: cfg.temperature,
+        grad_evals_per_step: sampled.grad_evals_per_step,
+        pilot_steps: sampled.warmup.mode_iterations as u64,
+        acceptance,
+        n_train: n,
+        dim: model.dim(),
+        steps: sampled.total_steps,
+        chains: sampled.chains.len(),
+        chain_ids: cfg
+            .chain_ids
+            .as_ref()
+            .map(|_| sampled.chains.iter().map(|c| c.id).collect()),
+        burn_in: sampled.burn_in,
+        weighting,
+        seconds: sampled.seconds,
+        steps_per_second: sampled.total_steps as f64 * chains_n / sampled.seconds.max(1e-12),
+        sampling_seconds: sampled.sampling.0,
+        ns_per_step: sampled.sampling.0 * 1e9 / (sampled.sampling.1 as f64 * chains_n).max(1.0),
+        params,
+        test,
+        warnings,
+        version: env!("CARGO_PKG_VERSION").into(),
+        command_line: cfg.command_line.clone(),
+        seed: cfg.seed,
+        prior: target.prior.clone(),
+        data: target.data.clone(),
+        batch: sampled.batch,
+        step_size: sampled.step_label.clone(),
+        thin: sampled.thin,
+        diagnostic_thin: diagnose::diagnostic_thin(&sampled.chains) as u64,
+        target_ess: cfg.target_ess,
+        alpha_target: cfg.alpha,
+        warmup: sampled.warmup.clone(),
+        starts,
+    };
+    output::write_summary(&cfg.out, &summary)?;
+    files.insert(1, cfg.out.join("summary.json"));
+    Ok(Outcome {
+        summary,
+        failure,
+        files,
+        notes: sampled.notes,
+        out: cfg.out.clone(),
+    })
+}
+/// Each chain's `log p(θ) + Σᵢ log p(xᵢ|θ)` at its kept draws (CmdStan's `lp__`), when
+/// the draws times the training rows are within [`cmdstan::LP_BUDGET`].
+fn log_densities(model: &dyn ModelSync, chains: &[Chain]) -> Result<Option<Vec<Vec<f64>>>, String> {
+    let kept: usize = chains.iter().map(Chain::kept).sum();
+    if kept as f64 * model.len() as f64 > cmdstan::LP_BUDGET {
+        return Ok(None);
+    }
+    chains
+        .iter()
+        .map(|ch| {
+            let mut lp = Vec::with_capacity(ch.kept());
+            ch.draws.rows(0..ch.kept(), |_, theta| {
+                lp.push(mode::log_posterior(model, theta));
+                Ok(())
+            })?;
+            Ok(lp)
+        })
+        .collect::<Result<_, String>>()
+        .map(Some)
+}
+
+/// Up to 1000 pooled draws (evenly spaced) with their weights, for prediction.
+fn pooled_draws(
+    chains: &[Chain],
+    weight: &dyn Fn(&Chain, usize) -> f64,
+) -> Result<Vec<(Vec<f32>, f64)>, String> {
+    let total: usize = chains.iter().map(Chain::kept).sum();
+    let stride = total.div_ceil(1000).max(1);
+    let mut pooled = Vec::new();
+    let mut at = 0;
+    for ch in chains {
+        ch.draws.rows(0..ch.kept(), |k, row| {
+            if (at + k).is_multiple_of(stride) {
+                pooled.push((row.to_vec(), weight(ch, k)));
+            }
+            Ok(())
+        })?;
+        at += ch.kept();
+    }
+    Ok(pooled)
+}

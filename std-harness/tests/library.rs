@@ -1,0 +1,112 @@
+//! The library call is the command: `sample_model` on the model the command builds from
+//! a file (the core's `Glm` on the same rows, its bias column, prior and names) writes
+//! the same draws, bit for bit, and the same summary but for the clocks.
+
+use std::path::Path;
+mod common;
+
+use sgld::models::{DenseRows, Glm, Laplace, Poisson};
+use sgld_harness::sample::{DataFile, DataFiles, ModelKind, SampleConfig, Target, sample_model};
+
+use common::{sgld, summary};
+
+/// summary.json without the fields that time the run.
+fn untimed(dir: &Path) -> serde_json::Value {
+    let mut s = summary(dir);
+    for k in [
+        "seconds",
+        "steps_per_second",
+        "sampling_seconds",
+        "ns_per_step",
+    ] {
+        s.as_object_mut().unwrap().remove(k).unwrap();
+    }
+    s
+}
+
+/// A CmdStan file without its elapsed-time comment.
+fn untimed_csv(path: &Path) -> String {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.contains("Elapsed Time"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn the_library_call_writes_what_the_command_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    // 120 rows of two features and a count.
+    let (mut text, mut x, mut y) = (String::from("a,b,count\n"), vec![], vec![]);
+    for i in 0..120 {
+        let (a, b) = (
+            (i % 7) as f32 * 0.3 - 0.9,
+            ((i * 5) % 11) as f32 * 0.2 - 1.0,
+        );
+        let count = ((0.4 + 0.5 * a - 0.3 * b).exp() * ((i % 3) as f32 + 0.5)).floor();
+        text += &format!("{a},{b},{count}\n");
+        x.extend([a, b, 1.0]);
+        y.push(count);
+    }
+    let train = dir.path().join("counts.csv");
+    std::fs::write(&train, text).unwrap();
+    let (cli, lib) = (dir.path().join("cli"), dir.path().join("lib"));
+    let o = sgld()
+        .args(["sample", "--model", "poisson", "--steps", "3000", "--train"])
+        .arg(&train)
+        .arg("--out")
+        .arg(&cli)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+
+    // The same model, prior, names and configuration through the library.
+    let model = Glm::new(
+        DenseRows::new(&x, 3).unwrap(),
+        &y,
+        Poisson,
+        Laplace::new(1.0).unwrap(),
+    )
+    .unwrap();
+    let names = ["beta[a]", "beta[b]", "bias"].map(String::from).to_vec();
+    // Laplace(b) enters the warm-up as the Gaussian of its variance: precision 1/(2b²).
+    let precision = |t: &[f32]| vec![0.5; t.len()];
+    let recorded = summary(&cli);
+    let sha = recorded["data"]["train"]["sha256"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let target = Target::new(&model, "poisson", names)
+        .with_prior("laplace:1", &precision)
+        .with_data(DataFiles {
+            train: DataFile {
+                path: train.display().to_string(),
+                sha256: sha,
+            },
+            test: None,
+        });
+    let mut cfg = SampleConfig::new(ModelKind::Poisson, train.clone(), lib.clone());
+    cfg.steps = Some(3000);
+    // The command line the command recorded (summary.json and the CmdStan headers).
+    cfg.command_line = recorded["command_line"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    let outcome = sample_model(&target, &cfg).unwrap();
+    assert!(outcome.failure.is_none());
+
+    for f in ["draws.csv", "chain_1.npy", "chain_4.npy"] {
+        let (a, b) = (
+            std::fs::read(cli.join(f)).unwrap(),
+            std::fs::read(lib.join(f)).unwrap(),
+        );
+        assert!(a == b, "{f} differs");
+    }
+    for f in ["chain_1.csv", "chain_3.csv"] {
+        assert_eq!(untimed_csv(&cli.join(f)), untimed_csv(&lib.join(f)), "{f}");
+    }
+    assert_eq!(untimed(&cli), untimed(&lib));
+}
