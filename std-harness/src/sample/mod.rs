@@ -45,7 +45,7 @@ pub const DEFAULT_STEPS: u64 = 10_000;
 /// Draws per chain that `--thin auto` keeps at most: enough for the quantiles and the
 /// ESS of a few hundred, small enough that the outputs and their diagnostics stay quick.
 /// Every step after burn-in still counts in the means: a kept draw is weighted by the
-/// steps it stands for ([`chains::Chain::span`]).
+/// steps it stands for ([`kept::Kept::span`]).
 pub const AUTO_DRAWS: u64 = 4_000;
 
 /// The thinning that keeps at most [`AUTO_DRAWS`] of `steps` kept steps.
