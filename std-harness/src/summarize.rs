@@ -60,13 +60,72 @@ struct Part {
     weighting: Option<Weighting>,
 }
 
-/// Reads `dir/draws.csv` (and the weighting from `dir/summary.json`, when there).
-fn read_part(dir: &Path) -> Result<Part, String> {
+/// A directory for the chains' draws while they are summarised, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new() -> Result<Self, String> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let dir =
+            std::env::temp_dir().join(format!("sgld-summarize-{}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        Ok(Self(dir))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A chain being read: its draws and record, and its first draw's step and step size
+/// until the second tells the gap of the thinning.
+struct Reading {
+    chain: Chain,
+    first: Option<(u64, f32)>,
+    last_step: Option<u64>,
+}
+
+impl Reading {
+    /// Records a draw at `step` with step size `eps`: `Σ ε` it stands for is `ε` times
+    /// the steps since the previous kept draw (the first draw's: the gap to the second).
+    fn record(&mut self, step: u64, eps: f32) {
+        let record = &mut self.chain.record;
+        match (self.first.take(), self.last_step) {
+            (Some((s0, e0)), _) => {
+                record.push(s0, e0, e0 as f64 * (step - s0) as f64);
+                record.push(step, eps, eps as f64 * (step - s0) as f64);
+            }
+            (None, Some(prev)) => record.push(step, eps, eps as f64 * (step - prev) as f64),
+            (None, None) => self.first = Some((step, eps)),
+        }
+        self.last_step = Some(step);
+    }
+
+    /// The chain, its lone draw recorded as standing for one step.
+    fn finish(mut self) -> Result<Chain, String> {
+        if let Some((s0, e0)) = self.first.take() {
+            self.chain.record.push(s0, e0, e0 as f64);
+        }
+        self.chain.draws.finish()?;
+        Ok(self.chain)
+    }
+}
+
+/// Reads `dir/draws.csv` line by line into chains whose draws go to files under
+/// `scratch` (so a long run is never held in memory), and the weighting from
+/// `dir/summary.json`, when there.
+fn read_part(dir: &Path, scratch: &Path) -> Result<Part, String> {
+    use std::io::BufRead;
     let path = dir.join("draws.csv");
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap_or("").split(',').collect();
+    let io = |e: std::io::Error| format!("cannot read {}: {e}", path.display());
+    let mut lines = std::io::BufReader::new(std::fs::File::open(&path).map_err(io)?).lines();
+    let header_line = lines.next().transpose().map_err(io)?.unwrap_or_default();
+    let header: Vec<&str> = header_line.split(',').collect();
     if header.len() < 4 || header[..3] != ["chain", "step", "step_size"] {
         return Err(format!(
             "{}: not an sgld draws.csv (its header should start chain,step,step_size and name the parameters)",
@@ -75,11 +134,10 @@ fn read_part(dir: &Path) -> Result<Part, String> {
     }
     let names: Vec<String> = header[3..].iter().map(|s| s.to_string()).collect();
     let d = names.len();
-    let mut chains: Vec<Chain> = Vec::new();
-    // Each chain's steps and step sizes, for its record once every draw is read.
-    let mut marks: Vec<(Vec<u64>, Vec<f32>)> = Vec::new();
+    let mut chains: Vec<Reading> = Vec::new();
     let mut row = Vec::with_capacity(d);
     for (i, line) in lines.enumerate() {
+        let line = line.map_err(io)?;
         let bad = |what: &str| format!("{} line {}: {what}", path.display(), i + 2);
         let mut fields = line.split(',');
         let mut next = || fields.next().ok_or_else(|| bad("too few fields"));
@@ -92,15 +150,16 @@ fn read_part(dir: &Path) -> Result<Part, String> {
         let eps: f32 = next()?
             .parse()
             .map_err(|_| bad("the step size is not a number"))?;
-        let at = match chains.iter().position(|c| c.id == chain) {
+        let at = match chains.iter().position(|c| c.chain.id == chain) {
             Some(at) => at,
             None => {
-                chains.push(Chain::from_draws(
-                    chain,
-                    Draws::in_memory(d),
-                    Kept::default(),
-                ));
-                marks.push((vec![], vec![]));
+                let file = scratch.join(format!("{}-chain_{chain}.npy", chains.len()));
+                let draws = Draws::to_file(d, &file)?;
+                chains.push(Reading {
+                    chain: Chain::from_draws(chain, draws, Kept::default()),
+                    first: None,
+                    last_step: None,
+                });
                 chains.len() - 1
             }
         };
@@ -112,25 +171,21 @@ fn read_part(dir: &Path) -> Result<Part, String> {
                 .map_err(|_| bad("a value is not a number"))?;
             row.push(v);
         }
-        c.draws.push(&row)?;
         if fields.next().is_some() {
             return Err(bad(&format!("more than the header's {} fields", d + 3)));
         }
-        let (steps, epss) = &mut marks[at];
-        if steps.last().is_some_and(|&last| step <= last) {
+        if let Some(last) = c.last_step.filter(|&last| step <= last) {
             return Err(bad(&format!(
-                "chain {chain}'s steps do not increase (step {step} after {})",
-                steps[steps.len() - 1]
+                "chain {chain}'s steps do not increase (step {step} after {last})"
             )));
         }
-        steps.push(step);
-        epss.push(eps);
+        c.chain.draws.push(&row)?;
+        c.record(step, eps);
     }
-    for (c, (steps, eps)) in chains.iter_mut().zip(&marks) {
-        for (k, span) in spans(steps, eps).into_iter().enumerate() {
-            c.record.push(steps[k], eps[k], span);
-        }
-    }
+    let chains = chains
+        .into_iter()
+        .map(Reading::finish)
+        .collect::<Result<_, _>>()?;
     let weighting = std::fs::read_to_string(dir.join("summary.json"))
         .ok()
         .and_then(|s| serde_json::from_str::<serde_json::Value>(&s).ok())
@@ -146,21 +201,6 @@ fn read_part(dir: &Path) -> Result<Part, String> {
     })
 }
 
-/// `Σ ε` each draw stands for, `ε` times the steps since the previous kept draw (the
-/// first: the steps to the next one, the gap of the thinning).
-fn spans(steps: &[u64], eps: &[f32]) -> Vec<f64> {
-    (0..steps.len())
-        .map(|k| {
-            let gap = match k {
-                0 if steps.len() > 1 => steps[1] - steps[0],
-                0 => 1,
-                _ => steps[k] - steps[k - 1],
-            };
-            eps[k] as f64 * gap.max(1) as f64
-        })
-        .collect()
-}
-
 /// Merges, summarises, prints and (with `out`) writes `out/summary.json`.
 pub fn run(cfg: &SummarizeConfig) -> Result<Merged, String> {
     if cfg.dirs.is_empty() {
@@ -169,8 +209,9 @@ pub fn run(cfg: &SummarizeConfig) -> Result<Merged, String> {
     let mut names: Option<Vec<String>> = None;
     let mut chains: Vec<Chain> = Vec::new();
     let mut weighting: Option<Weighting> = None;
+    let scratch = Scratch::new()?;
     for dir in &cfg.dirs {
-        let part = read_part(dir)?;
+        let part = read_part(dir, &scratch.0)?;
         match &names {
             None => names = Some(part.names),
             Some(n) if *n != part.names => {
