@@ -322,12 +322,29 @@ pub fn run(cfg: &SummarizeConfig) -> Result<Merged, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::spans;
+    use super::*;
+
+    /// The spans a chain read from `(step, step size)` rows records.
+    fn spans(rows: &[(u64, f32)]) -> Vec<f64> {
+        let mut r = Reading {
+            chain: Chain::from_draws(0, Draws::in_memory(1), Kept::default()),
+            first: None,
+            last_step: None,
+        };
+        for &(step, eps) in rows {
+            r.chain.draws.push(&[0.0]).unwrap();
+            r.record(step, eps);
+        }
+        let c = r.finish().unwrap();
+        assert_eq!(c.record.len(), rows.len());
+        (0..rows.len()).map(|k| c.record.span(k)).collect()
+    }
 
     #[test]
     fn a_draw_stands_for_the_steps_since_the_last_one() {
-        assert_eq!(spans(&[10, 20, 35], &[0.5, 0.25, 1.0]), [5.0, 2.5, 15.0]);
-        assert_eq!(spans(&[7], &[0.5]), [0.5]);
-        assert!(spans(&[], &[]).is_empty());
+        // The first draw stands for the gap of the thinning (its own is unknown).
+        assert_eq!(spans(&[(10, 0.5), (20, 0.25), (35, 1.0)]), [5.0, 2.5, 15.0]);
+        assert_eq!(spans(&[(7, 0.5)]), [0.5]);
+        assert!(spans(&[]).is_empty());
     }
 }
