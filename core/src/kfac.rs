@@ -7,7 +7,9 @@
 //! pre-activations. For the Gaussian likelihood `δ = λ(y − f)·∂f/∂s` and, with `y` drawn
 //! from the model, `Cov(δ) = λ·E[(∂f/∂s)(∂f/∂s)ᵀ]` exactly: the factors store
 //! `E[(∂f/∂s)(∂f/∂s)ᵀ]` and the current precision `λ` multiplies them at each refresh, so
-//! the preconditioner follows a learned `λ` at once. Both are exponential moving averages
+//! the preconditioner follows a learned `λ` at once. For a logistic output (binary
+//! labels) `Cov(δ) = E[σ(f)(1 − σ(f))·(∂f/∂s)(∂f/∂s)ᵀ]`: each example's outer product is
+//! weighted by its Bernoulli variance and `λ = 1`. Both are exponential moving averages
 //! over mini-batches. With `N` data, the layer's prior precision `κ` (fan-in/σ²_w) as
 //! damping and the factored Tikhonov split `π = √((tr A/dim A)/(tr NλS/dim S))`, the preconditioner is
 //! `Mₗ = [(A + π√κ I) ⊗ (NλS + √κ/π I)]⁻¹` and the step, in our convention, is
@@ -240,12 +242,21 @@ impl KfacSgld {
                     s.a2[r * q + c] += w * s.act[r] * s.act[c];
                 }
             }
+            // The output's Fisher weight: λ for Gaussian noise (applied at the refresh),
+            // σ(f)(1 − σ(f)) per example for a logistic output.
+            let ws = if model.noise() == Noise::Bernoulli {
+                let f = imp::dot(&s.theta[o..o + hn], &s.act[..hn]) + s.theta[o + hn];
+                let p = crate::math::sigmoid(f);
+                w * p * (1.0 - p)
+            } else {
+                w
+            };
             for r in 0..hn {
                 for c in 0..=r {
-                    s.s1[r * hn + c] += w * s.delta[r] * s.delta[c];
+                    s.s1[r * hn + c] += ws * s.delta[r] * s.delta[c];
                 }
             }
-            s.s2 += w;
+            s.s2 += ws;
         }
         // Mirror the lower triangles.
         for (m, n) in [(&mut *s.a1, p), (&mut *s.s1, hn), (&mut *s.a2, q)] {

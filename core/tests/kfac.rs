@@ -217,3 +217,104 @@ fn a_chain_learns_the_function_and_bad_input_is_refused() {
     let mut th = vec![0.0f32; m.dim()];
     assert!(k.init(&m, &mut th, &mut short).is_err());
 }
+
+/// With a logistic output (binary labels) each example's contribution to the output-side
+/// factors is weighted by its Bernoulli variance: after one step from empty averages, `S₁`
+/// and `s₂` are the batch means of `σ(f)(1 − σ(f))·δδᵀ` and `σ(f)(1 − σ(f))` (`δ` the
+/// output weights masked by the ReLU), computed here in f64; and a chain learns the labels.
+#[test]
+fn a_logistic_output_weighs_the_factors_by_the_bernoulli_variance() {
+    let (x, y) = net();
+    let labels: Vec<f32> = y
+        .iter()
+        .map(|&v| if v > 0.0 { 1.0 } else { -1.0 })
+        .collect();
+    let (d, h) = (2usize, 4usize);
+    let m = Mlp::new(&x, &labels, d, h, 2.0, Noise::Bernoulli).unwrap();
+    let theta0 = normals(m.dim(), 13);
+    let mut theta = theta0.clone();
+    let mut scratch = vec![0.0f32; KfacSgld::scratch_len(d, h)];
+    let k = KfacSgld::new(0.9, 1).unwrap();
+    let mut st = k.init(&m, &mut theta, &mut scratch).unwrap();
+    let batch: Vec<usize> = (0..40).collect();
+    k.step(&mut st, &m, &batch, 1e-3, &mut default_rng(1))
+        .unwrap();
+    let (_, s1, _, s2) = st.factors();
+    let (p, o) = (d + 1, h * (d + 1));
+    let mut want_s1 = vec![0.0f64; h * h];
+    let mut want_s2 = 0.0f64;
+    for i in 0..40 {
+        let xi = &x[i * d..(i + 1) * d];
+        let pre: Vec<f64> = (0..h)
+            .map(|u| {
+                let w = &theta0[u * p..(u + 1) * p];
+                w[..d]
+                    .iter()
+                    .zip(xi)
+                    .map(|(a, b)| *a as f64 * *b as f64)
+                    .sum::<f64>()
+                    + w[d] as f64
+            })
+            .collect();
+        let f = (0..h)
+            .map(|u| theta0[o + u] as f64 * pre[u].max(0.0))
+            .sum::<f64>()
+            + theta0[o + h] as f64;
+        let q = 1.0 / (1.0 + (-f).exp());
+        let wgt = q * (1.0 - q) / 40.0;
+        let delta: Vec<f64> = (0..h)
+            .map(|u| {
+                if pre[u] > 0.0 {
+                    theta0[o + u] as f64
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        for r in 0..h {
+            for c in 0..h {
+                want_s1[r * h + c] += wgt * delta[r] * delta[c];
+            }
+        }
+        want_s2 += wgt;
+    }
+    for (got, want) in s1.iter().zip(&want_s1) {
+        assert!(
+            (*got as f64 - want).abs() <= 1e-5 * (1.0 + want.abs()),
+            "{got} vs {want}"
+        );
+    }
+    assert!((s2 as f64 - want_s2).abs() <= 1e-6, "{s2} vs {want_s2}");
+    assert!(want_s2 > 0.0 && want_s2 < 0.25);
+
+    // A chain from small weights learns the labels: the posterior predictive over its
+    // last 1,000 draws classifies the training data.
+    let m = Mlp::new(&x, &labels, d, 8, 1.0, Noise::Bernoulli).unwrap();
+    let mut theta: Vec<f32> = normals(m.dim(), 14).iter().map(|v| 0.5 * v).collect();
+    let mut scratch = vec![0.0f32; KfacSgld::scratch_len(d, 8)];
+    let k = KfacSgld::new(0.95, 10).unwrap();
+    let mut st = k.init(&m, &mut theta, &mut scratch).unwrap();
+    let before = m.log_lik(st.theta(), &batch);
+    let mut rng = default_rng(2);
+    let mut b = [0usize; 8];
+    let mut prob = vec![0.0f64; 40];
+    for t in 0..4000 {
+        sgld::gradient::sample_batch(&mut rng, 40, &mut b).unwrap();
+        assert!(!k.step(&mut st, &m, &b, 2e-2, &mut rng).unwrap().non_finite);
+        if t >= 3000 {
+            for (i, p) in prob.iter_mut().enumerate() {
+                let f = m.predict(st.theta(), &x[i * d..(i + 1) * d]) as f64;
+                *p += 1e-3 / (1.0 + (-f).exp());
+            }
+        }
+    }
+    let after = m.log_lik(st.theta(), &batch);
+    let correct = (0..40)
+        .filter(|&i| (prob[i] > 0.5) == (labels[i] > 0.0))
+        .count();
+    eprintln!("log-likelihood {before:.1} -> {after:.1}, predictive {correct}/40 correct");
+    assert!(
+        after > before + 5.0 && correct >= 32,
+        "{before} -> {after}, {correct}/40"
+    );
+}

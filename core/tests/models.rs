@@ -498,7 +498,7 @@ fn stable_functions_at_extreme_arguments() {
     }
 }
 
-/// The MLP's gradients (both noise models) against finite differences, at weights whose
+/// The MLP's gradients (every observation model) against finite differences, at weights whose
 /// hidden pre-activations all stay at least 0.1 from the ReLU kink (so that the ±h
 /// differences, which move a pre-activation by at most h·max|x| < 0.06, never cross it).
 #[test]
@@ -506,14 +506,24 @@ fn mlp_gradients() {
     let (n, d, width) = (6usize, 3usize, 5usize);
     let x = grid(&normals(n * d, 21));
     let y = normals(n, 22);
+    let labels: Vec<f32> = y
+        .iter()
+        .map(|&v| if v > 0.0 { 1.0 } else { -1.0 })
+        .collect();
     for noise in [
         Noise::Fixed(2.0),
         Noise::Learned {
             shape: 6.0,
             rate: 6.0,
         },
+        Noise::Bernoulli,
     ] {
-        let m = Mlp::new(&x, &y, d, width, 1.5, noise).unwrap();
+        let y = if noise == Noise::Bernoulli {
+            &labels
+        } else {
+            &y
+        };
+        let m = Mlp::new(&x, y, d, width, 1.5, noise).unwrap();
         let k = m.dim();
         let theta = (0u64..)
             .map(|seed| {
@@ -544,13 +554,22 @@ fn mlp_gradients() {
         assert!(g[..width * (d + 1)].iter().any(|&v| v != 0.0));
         check_gradients(&m, &theta, &[0, 1, 2, 3, 4, 5, 2], 1e-3);
         // The output is what the log-likelihood integrates.
-        let f = m.predict(&theta, &x[..d]);
+        let f = m.predict(&theta, &x[..d]) as f64;
         let lambda = m.precision(&theta) as f64;
-        let ll = 0.5 * lambda.ln()
-            - 0.5 * (2.0 * std::f64::consts::PI).ln()
-            - 0.5 * lambda * (y[0] as f64 - f as f64).powi(2);
+        let ll = if noise == Noise::Bernoulli {
+            -(1.0 + (-(y[0] as f64) * f).exp()).ln()
+        } else {
+            0.5 * lambda.ln()
+                - 0.5 * (2.0 * std::f64::consts::PI).ln()
+                - 0.5 * lambda * (y[0] as f64 - f).powi(2)
+        };
         assert!((m.log_lik(&theta, &[0]) - ll).abs() < 1e-4 * (1.0 + ll.abs()));
     }
+    // Classification takes labels ±1 only, and has no noise parameter.
+    assert!(Mlp::new(&x, &y, d, 4, 1.0, Noise::Bernoulli).is_err());
+    let m = Mlp::new(&x, &labels, d, 4, 1.0, Noise::Bernoulli).unwrap();
+    assert_eq!(m.dim(), 4 * (d + 2) + 1);
+    assert_eq!(m.precision(&vec![0.0; m.dim()]), 1.0);
     assert!(Mlp::new(&x, &y, d, 0, 1.0, Noise::Fixed(1.0)).is_err());
     assert!(Mlp::new(&x, &y, d, 4, 0.0, Noise::Fixed(1.0)).is_err());
     assert!(Mlp::new(&x, &y, d, 4, 1.0, Noise::Fixed(-1.0)).is_err());

@@ -6,7 +6,8 @@
 //! the output (the scaling that keeps the prior over functions of order 1 whatever the
 //! width, and PBP's initial scale).
 //! The noise precision `λ` is fixed, or learned as `γ = log λ` with a `Gamma(a, b)` prior
-//! on `λ` (the prior of probabilistic backpropagation uses `a = b = 6`).
+//! on `λ` (the prior of probabilistic backpropagation uses `a = b = 6`). For binary
+//! classification the output is a logit instead: `p(y|x) = σ(y f(x))`, `y ∈ {−1, +1}`.
 //!
 //! Parameters, in order: `W₁` row by row with each hidden unit's bias after its weights
 //! (`H × (D + 1)`), then `w₂` (`H`), `b₂`, and `γ` when the precision is learned.
@@ -19,7 +20,8 @@ use super::{Model, check_matrix};
 use crate::error::{Error, check_finite, check_positive};
 use crate::kernels::imp;
 
-/// The observation noise of [`Mlp`].
+/// The observation model of [`Mlp`]: Gaussian noise on `f(x)`, or binary labels through
+/// a logistic output.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Noise {
     /// A fixed precision `λ > 0`.
@@ -31,6 +33,8 @@ pub enum Noise {
         /// Gamma rate `b > 0`.
         rate: f32,
     },
+    /// Binary classification: labels `±1`, `p(y|x) = σ(y f(x))`, no noise parameter.
+    Bernoulli,
 }
 
 /// The network and its data (`N × D` inputs row-major, `N` targets), borrowed.
@@ -48,7 +52,8 @@ const HALF_LN_2PI: f64 = 0.918_938_533_204_672_7;
 
 impl<'a> Mlp<'a> {
     /// A network with `width ≥ 1` hidden units on inputs `x` (`N × d_in`, finite) and
-    /// targets `y` (finite), weight prior variance `prior_var > 0`.
+    /// targets `y` (finite; `±1` for [`Noise::Bernoulli`]), weight prior variance
+    /// `prior_var > 0`.
     ///
     /// ```
     /// use sgld::models::{Mlp, Model, Noise};
@@ -90,6 +95,13 @@ impl<'a> Mlp<'a> {
             Noise::Learned { shape, rate } => {
                 check_positive("Gamma shape must be finite and > 0", shape as f64)?;
                 check_positive("Gamma rate must be finite and > 0", rate as f64)?;
+            }
+            Noise::Bernoulli => {
+                if !y.iter().all(|&v| v == 1.0 || v == -1.0) {
+                    return Err(Error::InvalidParameter {
+                        what: "classification labels must be -1 or +1",
+                    });
+                }
             }
         }
         width
@@ -141,10 +153,12 @@ impl<'a> Mlp<'a> {
         (self.x, self.y)
     }
 
-    /// The noise precision `λ` at `theta`.
+    /// The noise precision `λ` at `theta` (1 for [`Noise::Bernoulli`], whose Fisher
+    /// weights `σ(f)(1 − σ(f))` are per example).
     pub fn precision(&self, theta: &[f32]) -> f32 {
         match self.noise {
             Noise::Fixed(l) => l,
+            Noise::Bernoulli => 1.0,
             Noise::Learned { .. } => libm::expf(theta.get(self.dim() - 1).copied().unwrap_or(0.0)),
         }
     }
@@ -231,7 +245,7 @@ impl Model for Mlp<'_> {
 
     /// `Σ ∇log N(yᵢ; f(xᵢ), 1/λ)`: per example, `∂/∂f = λr` (`r = y − f`) reaches
     /// `w₂, b₂` through the activations and `W₁, b₁` through `w₂` and the ReLU mask;
-    /// `∂/∂γ = ½ − ½λr²`.
+    /// `∂/∂γ = ½ − ½λr²`. For [`Noise::Bernoulli`], `∂/∂f = y σ(−y f)`.
     fn add_log_lik_grad(&self, theta: &[f32], batch: &[usize], grad: &mut [f32]) {
         if !self.fits(theta, grad.len()) {
             return;
@@ -242,8 +256,12 @@ impl Model for Mlp<'_> {
             let (Some(&y), x) = (self.y.get(i), self.row(i)) else {
                 continue;
             };
-            let r = y - self.predict(theta, x);
-            let df = lambda * r;
+            let f = self.predict(theta, x);
+            let r = y - f;
+            let df = match self.noise {
+                Noise::Bernoulli => y * crate::math::sigmoid(-y * f),
+                _ => lambda * r,
+            };
             for h in 0..self.width {
                 let (w, b) = self.unit(theta, h);
                 let s = imp::dot(w, x) + b;
@@ -279,15 +297,23 @@ impl Model for Mlp<'_> {
     }
 
     /// `Σ log N(yᵢ; f(xᵢ), 1/λ)`, the normalising constant included (a test
-    /// log-likelihood).
+    /// log-likelihood); `Σ log σ(yᵢ f(xᵢ))` for [`Noise::Bernoulli`].
     fn log_lik(&self, theta: &[f32], batch: &[usize]) -> f64 {
         if theta.len() != self.dim() {
             return f64::NAN;
+        }
+        if self.noise == Noise::Bernoulli {
+            return batch
+                .iter()
+                .filter_map(|&i| Some((*self.y.get(i)?, self.row(i))))
+                .map(|(y, x)| crate::math::log_sigmoid_f64(y as f64 * self.predict_f64(theta, x)))
+                .sum();
         }
         let lambda = self.precision(theta) as f64;
         let log_lambda = match self.noise {
             Noise::Fixed(l) => libm::log(l as f64),
             Noise::Learned { .. } => theta[self.dim() - 1] as f64,
+            Noise::Bernoulli => 0.0,
         };
         batch
             .iter()
