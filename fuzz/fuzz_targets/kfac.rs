@@ -1,5 +1,5 @@
 //! The one-hidden-layer network and K-FAC SGLD on fuzzed data, sizes, priors, noise
-//! models, decays, temperatures, batches and step sizes: no panic; invalid input refused
+//! models (classification included), decays, temperatures, batches and step sizes: no panic; invalid input refused
 //! by `Result`; gradients finite for moderate input; a step either errs (θ untouched), is
 //! refused as non-finite (θ untouched), or leaves θ finite.
 
@@ -21,6 +21,7 @@ struct Input {
     theta: Vec<f32>,
     prior_var: f32,
     learned: Option<(f32, f32)>,
+    classify: bool,
     precision: f32,
     decay: f32,
     refresh: u8,
@@ -31,18 +32,27 @@ struct Input {
 
 fuzz_target!(|inp: Input| {
     let (d, h) = (inp.d_in as usize % 5, inp.width as usize % 9);
-    let noise = match inp.learned {
-        Some((shape, rate)) => Noise::Learned { shape, rate },
-        None => Noise::Fixed(inp.precision),
+    let noise = match (inp.classify, inp.learned) {
+        (true, _) => Noise::Bernoulli,
+        (false, Some((shape, rate))) => Noise::Learned { shape, rate },
+        (false, None) => Noise::Fixed(inp.precision),
     };
-    let Ok(m) = Mlp::new(&inp.x, &inp.y, d, h, inp.prior_var, noise) else {
+    // Classification takes labels ±1 (the signs of y), regression y itself.
+    let labels: Vec<f32> = inp
+        .y
+        .iter()
+        .map(|&v| if v > 0.0 { 1.0 } else { -1.0 })
+        .collect();
+    let y = if inp.classify { &labels } else { &inp.y };
+    assert!(!inp.classify || Mlp::new(&inp.x, &[0.5], d, h, 1.0, noise).is_err());
+    let Ok(m) = Mlp::new(&inp.x, y, d, h, inp.prior_var, noise) else {
         return;
     };
     let mut theta = inp.theta.clone();
     theta.resize(m.dim(), 0.0);
     // Gradients of moderate input are finite.
     let moderate = |v: &[f32]| v.iter().all(|x| x.abs() < 100.0);
-    if moderate(&theta) && moderate(&inp.x) && moderate(&inp.y) && inp.prior_var > 1e-3 {
+    if moderate(&theta) && moderate(&inp.x) && moderate(y) && inp.prior_var > 1e-3 {
         let mut g = vec![0.0f32; m.dim()];
         m.add_log_lik_grad(&theta, &[0], &mut g);
         m.add_log_prior_grad(&theta, &mut g);
@@ -50,7 +60,7 @@ fuzz_target!(|inp: Input| {
             if rate < 100.0 {
                 assert!(g.iter().all(|v| v.is_finite()), "{g:?}");
             }
-        } else if inp.precision < 100.0 {
+        } else if inp.classify || inp.precision < 100.0 {
             assert!(g.iter().all(|v| v.is_finite()), "{g:?}");
         }
     }
