@@ -114,10 +114,16 @@ impl Draws {
         let Some(s) = &mut self.spill else {
             return Ok(());
         };
-        let bytes: Vec<u8> = self.buf.iter().flat_map(|v| v.to_le_bytes()).collect();
-        s.file
-            .write_all(&bytes)
-            .map_err(|e| format!("cannot write {}: {e}", s.path.display()))?;
+        // Little-endian bytes through a small fixed buffer (no allocation a flush).
+        let mut bytes = [0u8; 1 << 16];
+        for part in self.buf.chunks(bytes.len() / 4) {
+            for (b, v) in bytes.chunks_exact_mut(4).zip(part) {
+                b.copy_from_slice(&v.to_le_bytes());
+            }
+            s.file
+                .write_all(&bytes[..4 * part.len()])
+                .map_err(|e| format!("cannot write {}: {e}", s.path.display()))?;
+        }
         s.rows += self.buf.len() / self.d.max(1);
         self.buf.clear();
         Ok(())
