@@ -30,7 +30,7 @@ use crate::kernels::{all_finite, imp};
 use crate::linalg::{solve_lower, solve_lower_t};
 use crate::models::{Mlp, Model, Noise};
 use crate::noise::fill_normal;
-use crate::sampler::StepInfo;
+use crate::sampler::{Sampler, StepInfo};
 
 /// K-FAC SGLD settings.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -409,6 +409,75 @@ impl KfacSgld {
             s.refused += 1;
         }
         Ok(info)
+    }
+}
+
+/// [`KfacSgld`] on one network as a [`Sampler`], so that a driver written for the
+/// sampler family (chains in parallel, thinning, diagnostics) runs it.
+///
+/// The gradient estimator a driver passes is not used: K-FAC takes the plain mini-batch
+/// gradient of its network (eq. 4), from which its factors are also estimated.
+///
+/// ```
+/// use sgld::kfac::{KfacSampler, KfacSgld};
+/// use sgld::models::{Mlp, Model, Noise};
+/// use sgld::{ChainState, Sampler};
+/// let x = [0.0, 1.0, 2.0, 3.0];
+/// let y = [0.5, 1.0, 2.5, 3.0];
+/// let net = Mlp::new(&x, &y, 1, 3, 1.0, Noise::Fixed(4.0))?;
+/// let kfac = KfacSampler::new(KfacSgld::new(0.95, 10)?, &net);
+/// let mut theta = vec![0.1f32; net.dim()];
+/// let mut scratch = vec![0.0f32; kfac.scratch_floats(net.dim())];
+/// let mut state = kfac.start(&mut theta, &mut scratch)?;
+/// let est = sgld::gradient::MiniBatch::new(&net); // not used by K-FAC
+/// let mut rng = sgld::noise::default_rng(1);
+/// for _ in 0..100 {
+///     kfac.advance(&mut state, &est, &[0, 2], 1e-3, &mut rng)?;
+/// }
+/// assert_eq!(state.steps(), 100);
+/// # Ok::<(), sgld::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct KfacSampler<'m, 'a> {
+    kfac: KfacSgld,
+    model: &'m Mlp<'a>,
+}
+
+impl<'m, 'a> KfacSampler<'m, 'a> {
+    /// `kfac` on `model`.
+    pub fn new(kfac: KfacSgld, model: &'m Mlp<'a>) -> Self {
+        Self { kfac, model }
+    }
+}
+
+impl Sampler for KfacSampler<'_, '_> {
+    type State<'s> = KfacState<'s>;
+
+    fn scratch_floats(&self, _dim: usize) -> usize {
+        KfacSgld::scratch_len(self.model.d_in(), self.model.width())
+    }
+
+    fn start<'s>(
+        &self,
+        theta: &'s mut [f32],
+        scratch: &'s mut [f32],
+    ) -> Result<KfacState<'s>, Error> {
+        self.kfac.init(self.model, theta, scratch)
+    }
+
+    fn advance<E, R>(
+        &self,
+        state: &mut KfacState<'_>,
+        _estimator: &E,
+        batch: &[usize],
+        eps: f32,
+        rng: &mut R,
+    ) -> Result<StepInfo, Error>
+    where
+        E: GradientEstimator + ?Sized,
+        R: Rng + ?Sized,
+    {
+        self.kfac.step(state, self.model, batch, eps, rng)
     }
 }
 

@@ -318,3 +318,47 @@ fn a_logistic_output_weighs_the_factors_by_the_bernoulli_variance() {
         "{before} -> {after}, {correct}/40"
     );
 }
+
+/// The `Sampler` adapter is the same chain as `KfacSgld::step`, bit for bit.
+#[test]
+fn the_sampler_adapter_is_the_same_chain() {
+    use sgld::Sampler;
+    use sgld::kfac::KfacSampler;
+    let (x, y) = net();
+    let m = Mlp::new(
+        &x,
+        &y,
+        2,
+        4,
+        1.0,
+        Noise::Learned {
+            shape: 6.0,
+            rate: 6.0,
+        },
+    )
+    .unwrap();
+    let k = KfacSgld::new(0.95, 5).unwrap();
+    let start = normals(m.dim(), 15);
+    let run = |adapter: bool| -> Vec<f32> {
+        let mut theta = start.clone();
+        let mut scratch = vec![0.0f32; KfacSgld::scratch_len(2, 4)];
+        let mut rng = default_rng(7);
+        let s = KfacSampler::new(k, &m);
+        let est = MiniBatch::new(&m);
+        let mut st = if adapter {
+            s.start(&mut theta, &mut scratch).unwrap()
+        } else {
+            k.init(&m, &mut theta, &mut scratch).unwrap()
+        };
+        for t in 0..200 {
+            let batch = [t % 40, (7 * t + 3) % 40, (13 * t + 1) % 40];
+            if adapter {
+                s.advance(&mut st, &est, &batch, 1e-3, &mut rng).unwrap();
+            } else {
+                k.step(&mut st, &m, &batch, 1e-3, &mut rng).unwrap();
+            }
+        }
+        st.theta().to_vec()
+    };
+    assert_eq!(run(true), run(false));
+}
