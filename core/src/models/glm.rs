@@ -7,7 +7,7 @@
 //! one dot product and one scaled add a row, as for logistic regression (§5.2). A bias is
 //! an ordinary feature that is 1 in every row.
 
-use super::{Model, Prior, SparseRows, check_matrix};
+use super::{BitRows, Model, Prior, SparseRows, check_matrix};
 use crate::error::{Error, check_len};
 use crate::kernels::{SparseIndex, imp};
 
@@ -100,8 +100,17 @@ impl Family for Probit {
     }
     #[inline]
     fn score(y: f32, eta: f32) -> f32 {
-        // φ is even, so y φ(η)/Φ(yη) = y · φ(yη)/Φ(yη).
-        y * inverse_mills(y as f64 * eta as f64) as f32
+        // φ is even, so y φ(η)/Φ(yη) = y · φ(yη)/Φ(yη). Above the tail, f32 `erfc` and
+        // `exp` (the score is an f32 gradient term; `Φ(t) ≥ 2.8·10⁻⁷` there, so the ratio
+        // keeps f32's relative precision); in the tail, the continued fraction in f64.
+        let t = y * eta;
+        let r = if (t as f64) < TAIL || t.is_nan() {
+            inverse_mills(t as f64) as f32
+        } else {
+            let phi = libm::expf(-0.5 * t * t - HALF_LN_TAU as f32);
+            phi / (0.5 * libm::erfcf(-t * core::f32::consts::FRAC_1_SQRT_2))
+        };
+        y * r
     }
     fn log_lik(y: f64, eta: f64) -> f64 {
         log_normal_cdf(y * eta)
@@ -125,6 +134,20 @@ pub trait Design {
     /// Hints that row `i` is read next.
     fn prefetch(&self, i: usize) {
         let _ = i;
+    }
+    /// `out[k] = x_{rows[k]}ᵀθ` for a chunk of rows (at most sixteen; one vector pass for
+    /// bitmap rows). The default takes them one by one.
+    fn dots(&self, rows: &[usize], theta: &[f32], out: &mut [f32]) {
+        for (o, &i) in out.iter_mut().zip(rows) {
+            *o = self.dot(i, theta);
+        }
+    }
+    /// `grad += Σₖ c[k] x_{rows[k]}` for a chunk of rows. The default takes them one by
+    /// one.
+    fn add_scaled_rows(&self, rows: &[usize], c: &[f32], grad: &mut [f32]) {
+        for (&i, &ck) in rows.iter().zip(c) {
+            self.add_scaled(i, ck, grad);
+        }
     }
 }
 
@@ -177,6 +200,32 @@ impl Design for DenseRows<'_> {
     }
     fn prefetch(&self, i: usize) {
         crate::kernels::prefetch(self.row(i));
+    }
+}
+
+/// Bitmap rows: a chunk's dot products in one vector pass and its scaled adds in one
+/// masked pass ([`crate::kernels::bitmap_dots`]), as logistic regression reads them.
+impl Design for BitRows<'_> {
+    fn len(&self) -> usize {
+        BitRows::len(self)
+    }
+    fn dim(&self) -> usize {
+        BitRows::dim(self)
+    }
+    fn dot(&self, i: usize, theta: &[f32]) -> f32 {
+        imp::bitmap_dots16(self.words(), self.stride(), &[i], theta)[0]
+    }
+    fn add_scaled(&self, i: usize, c: f32, grad: &mut [f32]) {
+        imp::bitmap_axpys(&[c], self.words(), self.stride(), &[i], grad);
+    }
+    fn prefetch(&self, i: usize) {
+        crate::kernels::prefetch(self.row(i));
+    }
+    fn dots(&self, rows: &[usize], theta: &[f32], out: &mut [f32]) {
+        imp::bitmap_dots(self.words(), self.stride(), rows, theta, out);
+    }
+    fn add_scaled_rows(&self, rows: &[usize], c: &[f32], grad: &mut [f32]) {
+        imp::bitmap_axpys(c, self.words(), self.stride(), rows, grad);
     }
 }
 
@@ -261,11 +310,20 @@ impl<R: Design, F: Family, P: Prior> Model for Glm<'_, R, F, P> {
     fn add_log_prior_grad(&self, theta: &[f32], grad: &mut [f32]) {
         self.prior.add_grad(theta, grad);
     }
+    /// In chunks of sixteen rows: the chunk's linear predictors, their scores, then the
+    /// scaled adds (a row past the end adds nothing).
     fn add_log_lik_grad(&self, theta: &[f32], batch: &[usize], grad: &mut [f32]) {
-        for &i in batch {
-            let Some(&y) = self.y.get(i) else { continue };
-            let c = F::score(y, self.rows.dot(i, theta));
-            self.rows.add_scaled(i, c, grad);
+        const CHUNK: usize = 16;
+        for chunk in batch.chunks(CHUNK) {
+            let mut eta = [0.0f32; CHUNK];
+            self.rows.dots(chunk, theta, &mut eta[..chunk.len()]);
+            let mut c = [0.0f32; CHUNK];
+            for ((ck, &e), &i) in c.iter_mut().zip(&eta).zip(chunk) {
+                if let Some(&y) = self.y.get(i) {
+                    *ck = F::score(y, e);
+                }
+            }
+            self.rows.add_scaled_rows(chunk, &c[..chunk.len()], grad);
         }
     }
     #[inline]
@@ -327,6 +385,25 @@ mod tests {
         assert!((log_normal_cdf(0.0) + core::f64::consts::LN_2).abs() < 1e-15);
     }
 
+    #[test]
+    fn the_f32_probit_score_keeps_f32_precision() {
+        // Against the f64 ratio on a grid across the switch and into the right tail.
+        let mut t = -12.0f32;
+        while t < 12.0 {
+            for y in [1.0f32, -1.0] {
+                let got = Probit::score(y, y * t) as f64;
+                let want = y as f64 * inverse_mills(t as f64);
+                assert!(
+                    (got - want).abs() <= 4e-6 * want.abs() + 1e-30,
+                    "t {t}: {got} vs {want}"
+                );
+            }
+            t += 0.01;
+        }
+        assert!(Probit::score(1.0, f32::NAN).is_nan());
+        assert_eq!(Probit::score(1.0, f32::INFINITY), 0.0);
+    }
+
     /// The gradient of `log_lik` by central differences, in f64 on f32 parameters (two
     /// parameters, five rows).
     fn check_gradient<F: Family>(x: &[f32; 10], y: &[f32; 5], theta: [f32; 2], family: F) {
@@ -378,6 +455,21 @@ mod tests {
         for (p, q) in a.iter().zip(&b) {
             assert!((p - q).abs() <= 1e-6 * p.abs().max(1.0), "{a:?} vs {b:?}");
         }
+        // And as bitmaps (probit labels this time), with a batch longer than a chunk.
+        let mut words = [0u16; 3];
+        BitRows::fill_from_sparse(&rows, &mut words).unwrap();
+        let bits = BitRows::new(&words, 3).unwrap();
+        let labels = [1.0, -1.0, 1.0];
+        let dense_p = Glm::new(DenseRows::new(&x, 3).unwrap(), &labels, Probit, prior).unwrap();
+        let bitmap = Glm::new(bits, &labels, Probit, prior).unwrap();
+        let batch = [0, 1, 2, 1, 0, 2, 2, 1, 0, 0, 1, 2, 2, 2, 1, 0, 1, 2, 0, 1];
+        let (mut a, mut b) = ([0.0f32; 3], [0.0f32; 3]);
+        dense_p.add_log_lik_grad(&theta, &batch, &mut a);
+        bitmap.add_log_lik_grad(&theta, &batch, &mut b);
+        for (p, q) in a.iter().zip(&b) {
+            assert!((p - q).abs() <= 1e-5 * p.abs().max(1.0), "{a:?} vs {b:?}");
+        }
+        assert_eq!(bitmap.eta(&theta, 2), theta.iter().sum::<f32>());
         assert!((dense.log_lik(&theta, &[0, 2]) - sparse.log_lik(&theta, &[0, 2])).abs() < 1e-6);
         // A batch index past the end adds nothing.
         let mut c = [0.0f32; 3];

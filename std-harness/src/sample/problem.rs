@@ -291,6 +291,15 @@ fn glm<F: Family + Send + Sync, P: Prior + Copy + Send + Sync, R>(
                 let rows = SparseRows::narrow(offsets, indices, d).map_err(err)?;
                 Glm::new(rows, y, family, prior).map_err(err)
             }
+            // Bitmaps where a row's words are no more than its indices, as for logistic.
+            let words_per_row = BitRows::words_per_row(*d);
+            if words_per_row * y.len() <= indices.len() {
+                let rows = SparseRows::new(offsets, indices, *d).map_err(err)?;
+                let mut words = vec![0u16; rows.len() * words_per_row];
+                BitRows::fill_from_sparse(&rows, &mut words).map_err(err)?;
+                let bits = BitRows::new(&words, *d).map_err(err)?;
+                return Ok(f(&Glm::new(bits, y, family, prior).map_err(err)?));
+            }
             let fp = (family, prior);
             if let Some(narrow) = data::narrow_indices::<u8>(indices) {
                 Ok(f(&sparse(offsets, &narrow, *d, y, fp)?))
