@@ -7,7 +7,7 @@
 //! one dot product and one scaled add a row, as for logistic regression (§5.2). A bias is
 //! an ordinary feature that is 1 in every row.
 
-use super::{BitRows, Model, Prior, SparseRows, check_matrix};
+use super::{BitRows, HALF_LN_TAU, Model, Prior, SparseRows, check_matrix};
 use crate::error::{Error, check_len};
 use crate::kernels::{SparseIndex, imp};
 
@@ -51,8 +51,6 @@ impl Family for Poisson {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Probit;
 
-/// `½ ln 2π`.
-const HALF_LN_TAU: f64 = 0.918_938_533_204_672_8;
 /// Below this `t`, `Φ(t)` comes from the continued fraction instead of `erfc`.
 const TAIL: f64 = -5.0;
 
@@ -70,9 +68,6 @@ fn mills_tail(t: f64) -> f64 {
 
 /// `φ(t)/Φ(t)`, the inverse Mills ratio, accurate for every `t` (`≈ −t` far left).
 pub fn inverse_mills(t: f64) -> f64 {
-    if t.is_nan() {
-        return f64::NAN;
-    }
     if t < TAIL {
         return 1.0 / mills_tail(t);
     }
@@ -90,13 +85,7 @@ pub fn log_normal_cdf(t: f64) -> f64 {
 
 impl Family for Probit {
     fn check(y: f32) -> Result<(), Error> {
-        if y == 1.0 || y == -1.0 {
-            Ok(())
-        } else {
-            Err(Error::InvalidParameter {
-                what: "probit labels must be -1 or +1",
-            })
-        }
+        super::check_labels(core::slice::from_ref(&y), "probit labels must be -1 or +1")
     }
     #[inline]
     fn score(y: f32, eta: f32) -> f32 {
@@ -104,7 +93,7 @@ impl Family for Probit {
         // `exp` (the score is an f32 gradient term; `Φ(t) ≥ 2.8·10⁻⁷` there, so the ratio
         // keeps f32's relative precision); in the tail, the continued fraction in f64.
         let t = y * eta;
-        let r = if (t as f64) < TAIL || t.is_nan() {
+        let r = if (t as f64) < TAIL {
             inverse_mills(t as f64) as f32
         } else {
             let phi = libm::expf(-0.5 * t * t - HALF_LN_TAU as f32);

@@ -11,13 +11,7 @@ use crate::kernels::{SparseIndex, imp};
 use crate::math::{log_sigmoid_f64, sigmoid};
 
 fn check_labels(y: &[f32]) -> Result<(), Error> {
-    if y.iter().all(|&v| v == 1.0 || v == -1.0) {
-        Ok(())
-    } else {
-        Err(Error::InvalidParameter {
-            what: "logistic labels must be -1 or +1",
-        })
-    }
+    super::check_labels(y, "logistic labels must be -1 or +1")
 }
 
 /// Logistic regression on dense rows: `x` is `N × d` row-major, `y` holds `±1`.

@@ -48,8 +48,6 @@ pub struct Mlp<'a> {
     noise: Noise,
 }
 
-const HALF_LN_2PI: f64 = 0.918_938_533_204_672_7;
-
 impl<'a> Mlp<'a> {
     /// A network with `width ≥ 1` hidden units on inputs `x` (`N × d_in`, finite) and
     /// targets `y` (finite; `±1` for [`Noise::Bernoulli`]), weight prior variance
@@ -97,11 +95,7 @@ impl<'a> Mlp<'a> {
                 check_positive("Gamma rate must be finite and > 0", rate as f64)?;
             }
             Noise::Bernoulli => {
-                if !y.iter().all(|&v| v == 1.0 || v == -1.0) {
-                    return Err(Error::InvalidParameter {
-                        what: "classification labels must be -1 or +1",
-                    });
-                }
+                super::check_labels(y, "classification labels must be -1 or +1")?;
             }
         }
         width
@@ -302,25 +296,21 @@ impl Model for Mlp<'_> {
         if theta.len() != self.dim() {
             return f64::NAN;
         }
-        if self.noise == Noise::Bernoulli {
-            return batch
-                .iter()
-                .filter_map(|&i| Some((*self.y.get(i)?, self.row(i))))
-                .map(|(y, x)| crate::math::log_sigmoid_f64(y as f64 * self.predict_f64(theta, x)))
-                .sum();
-        }
         let lambda = self.precision(theta) as f64;
         let log_lambda = match self.noise {
-            Noise::Fixed(l) => libm::log(l as f64),
             Noise::Learned { .. } => theta[self.dim() - 1] as f64,
-            Noise::Bernoulli => 0.0,
+            _ => libm::log(lambda),
         };
         batch
             .iter()
             .filter_map(|&i| Some((*self.y.get(i)?, self.row(i))))
             .map(|(y, x)| {
-                let r = y as f64 - self.predict_f64(theta, x);
-                0.5 * log_lambda - HALF_LN_2PI - 0.5 * lambda * r * r
+                let f = self.predict_f64(theta, x);
+                if self.noise == Noise::Bernoulli {
+                    return crate::math::log_sigmoid_f64(y as f64 * f);
+                }
+                let r = y as f64 - f;
+                0.5 * log_lambda - super::HALF_LN_TAU - 0.5 * lambda * r * r
             })
             .sum()
     }

@@ -149,3 +149,15 @@ pub(crate) fn check_matrix(
     crate::error::check_len(what, expected, data.len())?;
     crate::error::check_finite(what, data)
 }
+
+/// Checks binary labels: every one `−1` or `+1` (`what` says whose, in the error).
+pub(crate) fn check_labels(y: &[f32], what: &'static str) -> Result<(), crate::Error> {
+    if y.iter().all(|&v| v == 1.0 || v == -1.0) {
+        Ok(())
+    } else {
+        Err(crate::Error::InvalidParameter { what })
+    }
+}
+
+/// `½ ln 2π`, the Gaussian log density's constant.
+pub(crate) const HALF_LN_TAU: f64 = 0.918_938_533_204_672_7;
