@@ -80,8 +80,9 @@ pub fn evaluate(
                     let (mut mean, mut lse) = (0.0, f64::NEG_INFINITY);
                     for (b, w) in draws {
                         let eta = margin(test, i, b);
-                        mean += w * eta.exp();
-                        lse = log_add_exp(lse, w.ln() + yi * eta - eta.exp() - log_fact);
+                        let lambda = eta.exp();
+                        mean += w * lambda;
+                        lse = log_add_exp(lse, w.ln() + yi * eta - lambda - log_fact);
                     }
                     ((yi - mean / total).powi(2), lse - log_total)
                 })

@@ -12,8 +12,8 @@ use crate::diagnostics;
 /// R̂ above this is a warning (Vehtari et al. 2021).
 pub const RHAT_MAX: f64 = 1.01;
 
-/// Parameters `js` of the last `len` draws of every chain, every `t`-th of them: for each parameter, each chain's values (one pass over each
-/// chain's rows for the whole group).
+/// Parameters `js` of the last `len` draws of every chain, every `t`-th of them: for each
+/// parameter, each chain's values (one pass over each chain's rows for the whole group).
 fn group_values(
     chains: &[Chain],
     js: std::ops::Range<usize>,
@@ -145,7 +145,7 @@ pub fn summarise(
         };
         let source = match &columns {
             Some(f) => Source::File(f),
-            None => Source::Chains(chains),
+            None => Source::Chains(chains, 1),
         };
         return summarise_columns(&source, names, &ws, &lens, None);
     }
@@ -163,14 +163,14 @@ pub fn summarise(
             block = 0.0;
         }
         block += w;
-        if k % thin == thin - 1 && k / thin < c.kept() / thin {
+        if k % thin == thin - 1 {
             ws.push(std::mem::take(&mut block));
         }
         Ok(())
     })?;
     let source = match &columns {
         Some(f) => Source::File(f),
-        None => Source::Thinned(chains, thin),
+        None => Source::Chains(chains, thin),
     };
     let (means, sds): (Vec<f64>, Vec<f64>) = (0..d)
         .map(|j| (mom.mean(j), mom.variance(j).sqrt()))
@@ -187,10 +187,8 @@ fn group_size(total: usize) -> usize {
 
 /// Where a parameter's draws are read from.
 enum Source<'a> {
-    /// The chains' draws, all of them.
-    Chains(&'a [Chain]),
-    /// Every `t`-th draw of the chains (draws `t − 1`, `2t − 1`, …), in memory.
-    Thinned(&'a [Chain], usize),
+    /// Every `t`-th draw of the chains (draws `t − 1`, `2t − 1`, …; all of them for 1).
+    Chains(&'a [Chain], usize),
     /// A column file.
     File(&'a ColumnFile),
 }
@@ -207,14 +205,14 @@ impl Source<'_> {
     ) -> Result<(), String> {
         match *self {
             Self::File(f) => f.read(js, total, out),
-            Self::Chains(chains) => {
+            Self::Chains(chains, 1) => {
                 for (c, &at) in chains.iter().zip(starts) {
                     c.draws
                         .columns_into(js.clone(), 0..c.kept(), &mut out[at..], total)?;
                 }
                 Ok(())
             }
-            Self::Thinned(chains, t) => {
+            Self::Chains(chains, t) => {
                 for (c, &at) in chains.iter().zip(starts) {
                     let n = c.kept() / t;
                     c.draws.rows(0..n * t, |k, draw| {
@@ -262,11 +260,8 @@ fn summarise_columns(
                 .clone()
                 .map(|j| {
                     let col = &cols[(j - js.start) * total..(j - js.start + 1) * total];
-                    let mut p = summarise_one(&names[j], col, ws, lens, &starts);
-                    if let Some((means, sds)) = moments {
-                        (p.mean, p.sd) = (means[j], sds[j]);
-                    }
-                    p
+                    let given = moments.map(|(means, sds)| (means[j], sds[j]));
+                    summarise_one(&names[j], col, ws, lens, &starts, given)
                 })
                 .collect())
         })
@@ -330,7 +325,7 @@ impl ColumnFile {
             let mut written = 0;
             c.draws.rows(0..c.kept(), |k, draw| {
                 visit(c, k, draw)?;
-                if k % t == t - 1 && k / t < n {
+                if k % t == t - 1 {
                     rows.extend_from_slice(draw);
                     if rows.len() == d * Self::CHUNK {
                         flush(&mut rows, at + written)?;
@@ -377,22 +372,27 @@ impl Drop for ColumnFile {
 }
 
 /// One parameter's summary from its draws `col` (chain by chain: chain `c` is `lens[c]`
-/// long from `starts[c]`) and their weights.
+/// long from `starts[c]`) and their weights; its mean and sd from `col` unless `given`
+/// (from every draw, when `col` holds a thinned subset).
 fn summarise_one(
     name: &str,
     col: &[f32],
     ws: &[f64],
     lens: &[usize],
     starts: &[usize],
+    given: Option<(f64, f64)>,
 ) -> ParamSummary {
     const PS: [f64; 3] = [0.05, 0.5, 0.95];
     let min_len = lens.iter().copied().min().unwrap_or(0);
     let same_len = lens.iter().all(|&n| n == min_len);
-    let mut store = vec![0.0; WeightedMoments::storage_len(1)];
-    let mut mom = WeightedMoments::new(&mut store, 1).expect("one component");
-    for (&v, &w) in col.iter().zip(ws) {
-        let _ = mom.push(w, &[v]);
-    }
+    let (mean, sd) = given.unwrap_or_else(|| {
+        let mut store = vec![0.0; WeightedMoments::storage_len(1)];
+        let mut mom = WeightedMoments::new(&mut store, 1).expect("one component");
+        for (&v, &w) in col.iter().zip(ws) {
+            let _ = mom.push(w, &[v]);
+        }
+        (mom.mean(0), mom.variance(0).sqrt())
+    });
     // The last `min_len` draws of each chain, for the diagnostics.
     let last: Vec<Vec<f64>> = lens
         .iter()
@@ -422,8 +422,8 @@ fn summarise_one(
     };
     ParamSummary {
         name: name.to_string(),
-        mean: mom.mean(0),
-        sd: mom.variance(0).sqrt(),
+        mean,
+        sd,
         q05: q[0],
         q50: q[1],
         q95: q[2],

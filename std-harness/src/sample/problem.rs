@@ -278,37 +278,18 @@ fn glm<F: Family + Send + Sync, P: Prior + Copy + Send + Sync, R>(
             offsets,
             indices,
             d,
-        } => {
-            // The narrowest index type that holds the features, as for logistic.
-            fn sparse<'a, I: SparseIndex, F: Family, P: Prior>(
-                offsets: &'a [usize],
-                indices: &'a [I],
-                d: usize,
-                y: &'a [f32],
-                (family, prior): (F, P),
-            ) -> Result<Glm<'a, SparseRows<'a, I>, F, P>, String> {
-                let err = |e: sgld::Error| format!("invalid data: {e}");
-                let rows = SparseRows::narrow(offsets, indices, d).map_err(err)?;
-                Glm::new(rows, y, family, prior).map_err(err)
-            }
-            // Bitmaps where a row's words are no more than its indices, as for logistic.
-            let words_per_row = BitRows::words_per_row(*d);
-            if words_per_row * y.len() <= indices.len() {
-                let rows = SparseRows::new(offsets, indices, *d).map_err(err)?;
-                let mut words = vec![0u16; rows.len() * words_per_row];
-                BitRows::fill_from_sparse(&rows, &mut words).map_err(err)?;
-                let bits = BitRows::new(&words, *d).map_err(err)?;
-                return Ok(f(&Glm::new(bits, y, family, prior).map_err(err)?));
-            }
-            let fp = (family, prior);
-            if let Some(narrow) = data::narrow_indices::<u8>(indices) {
-                Ok(f(&sparse(offsets, &narrow, *d, y, fp)?))
-            } else if let Some(narrow) = data::narrow_indices::<u16>(indices) {
-                Ok(f(&sparse(offsets, &narrow, *d, y, fp)?))
-            } else {
-                Ok(f(&sparse(offsets, indices, *d, y, fp)?))
-            }
-        }
+        } => on_sparse_rows(
+            offsets,
+            indices,
+            *d,
+            y.len(),
+            GlmOn {
+                y,
+                family,
+                prior,
+                f,
+            },
+        ),
     }
 }
 
@@ -318,49 +299,102 @@ fn logistic<P: Prior + Copy + Send + Sync, R>(
     f: impl FnOnce(&(dyn ModelSync + '_)) -> R,
 ) -> Result<R, String> {
     let err = |e: sgld::Error| format!("invalid data: {e}");
+    let y = &problem.y;
     match &problem.train.features {
-        Features::Dense { x, d } => Ok(f(
-            &LogisticDense::new(x, &problem.y, *d, prior).map_err(err)?
-        )),
+        Features::Dense { x, d } => Ok(f(&LogisticDense::new(x, y, *d, prior).map_err(err)?)),
         Features::SparseBinary {
             offsets,
             indices,
             d,
-        } => {
-            let y = &problem.y;
-            // Bitmaps where a row's words are no more than its indices (a9a: 8 words for
-            // 14 indices): their kernels take sixteen features a word (AVX-512 masks).
-            let words_per_row = BitRows::words_per_row(*d);
-            if words_per_row * y.len() <= indices.len() {
-                let rows = SparseRows::new(offsets, indices, *d).map_err(err)?;
-                let mut words = vec![0u16; rows.len() * words_per_row];
-                BitRows::fill_from_sparse(&rows, &mut words).map_err(err)?;
-                let bits = BitRows::new(&words, *d).map_err(err)?;
-                return Ok(f(&LogisticBits::new(bits, y, prior).map_err(err)?));
-            }
-            // Otherwise the narrowest index type that holds the features: the rows are
-            // drawn at random, and narrower rows keep more of the data set in cache.
-            if let Some(narrow) = data::narrow_indices::<u8>(indices) {
-                Ok(f(&sparse_logistic(offsets, &narrow, *d, y, prior)?))
-            } else if let Some(narrow) = data::narrow_indices::<u16>(indices) {
-                Ok(f(&sparse_logistic(offsets, &narrow, *d, y, prior)?))
-            } else {
-                Ok(f(&sparse_logistic(offsets, indices, *d, y, prior)?))
-            }
-        }
+        } => on_sparse_rows(offsets, indices, *d, y.len(), LogisticOn { y, prior, f }),
     }
 }
 
-fn sparse_logistic<'a, P: Prior, I: SparseIndex>(
-    offsets: &'a [usize],
-    indices: &'a [I],
+/// A model built on binary sparse rows, whichever form [`on_sparse_rows`] reads them in.
+trait OnRows {
+    /// What the model's caller returns.
+    type Out;
+    /// The model on bitmap rows.
+    fn bits(self, rows: BitRows<'_>) -> Result<Self::Out, String>;
+    /// The model on index lists of type `I`.
+    fn sparse<I: SparseIndex + Sync>(self, rows: SparseRows<'_, I>) -> Result<Self::Out, String>;
+}
+
+/// Hands `on` the `n` binary sparse rows in the form their kernels read fastest: bitmaps
+/// where a row's words are no more than its indices (a9a: 8 words for 14 indices; their
+/// kernels take sixteen features a word, AVX-512 masks), otherwise index lists of the
+/// narrowest type that holds the features (the rows are drawn at random, and narrower
+/// rows keep more of the data set in cache).
+fn on_sparse_rows<O: OnRows>(
+    offsets: &[usize],
+    indices: &[u32],
     d: usize,
-    y: &'a [f32],
-    prior: P,
-) -> Result<LogisticSparse<'a, P, I>, String> {
+    n: usize,
+    on: O,
+) -> Result<O::Out, String> {
     let err = |e: sgld::Error| format!("invalid data: {e}");
-    let rows = SparseRows::narrow(offsets, indices, d).map_err(err)?;
-    LogisticSparse::new(rows, y, prior).map_err(err)
+    let words_per_row = BitRows::words_per_row(d);
+    if words_per_row * n <= indices.len() {
+        let rows = SparseRows::new(offsets, indices, d).map_err(err)?;
+        let mut words = vec![0u16; rows.len() * words_per_row];
+        BitRows::fill_from_sparse(&rows, &mut words).map_err(err)?;
+        return on.bits(BitRows::new(&words, d).map_err(err)?);
+    }
+    if let Some(narrow) = data::narrow_indices::<u8>(indices) {
+        on.sparse(SparseRows::narrow(offsets, &narrow, d).map_err(err)?)
+    } else if let Some(narrow) = data::narrow_indices::<u16>(indices) {
+        on.sparse(SparseRows::narrow(offsets, &narrow, d).map_err(err)?)
+    } else {
+        on.sparse(SparseRows::new(offsets, indices, d).map_err(err)?)
+    }
+}
+
+/// Logistic regression for [`on_sparse_rows`].
+struct LogisticOn<'p, P, F> {
+    y: &'p [f32],
+    prior: P,
+    f: F,
+}
+
+impl<P, R, F> OnRows for LogisticOn<'_, P, F>
+where
+    P: Prior + Copy + Send + Sync,
+    F: FnOnce(&(dyn ModelSync + '_)) -> R,
+{
+    type Out = R;
+    fn bits(self, rows: BitRows<'_>) -> Result<R, String> {
+        let m = LogisticBits::new(rows, self.y, self.prior);
+        Ok((self.f)(&m.map_err(|e| format!("invalid data: {e}"))?))
+    }
+    fn sparse<I: SparseIndex + Sync>(self, rows: SparseRows<'_, I>) -> Result<R, String> {
+        let m = LogisticSparse::new(rows, self.y, self.prior);
+        Ok((self.f)(&m.map_err(|e| format!("invalid data: {e}"))?))
+    }
+}
+
+/// A generalised linear model for [`on_sparse_rows`].
+struct GlmOn<'p, Fam, P, F> {
+    y: &'p [f32],
+    family: Fam,
+    prior: P,
+    f: F,
+}
+
+impl<Fam, P, R, F> OnRows for GlmOn<'_, Fam, P, F>
+where
+    Fam: Family + Send + Sync,
+    P: Prior + Copy + Send + Sync,
+    F: FnOnce(&(dyn ModelSync + '_)) -> R,
+{
+    type Out = R;
+    fn bits(self, rows: BitRows<'_>) -> Result<R, String> {
+        let m = Glm::new(rows, self.y, self.family, self.prior);
+        Ok((self.f)(&m.map_err(|e| format!("invalid data: {e}"))?))
+    }
+    fn sparse<I: SparseIndex + Sync>(self, rows: SparseRows<'_, I>) -> Result<R, String> {
+        let m = Glm::new(rows, self.y, self.family, self.prior);
+        Ok((self.f)(&m.map_err(|e| format!("invalid data: {e}"))?))
+    }
 }
 
 /// A model that can be shared across the chains' threads.
@@ -444,7 +478,8 @@ mod tests {
                 g
             };
             let through = logistic(&problem, prior, |m| grad(m)).unwrap();
-            let wide = sparse_logistic(&offsets, &indices, d, &y, prior).unwrap();
+            let rows = SparseRows::new(&offsets, &indices, d).unwrap();
+            let wide = LogisticSparse::new(rows, &y, prior).unwrap();
             assert_eq!(through, grad(&wide), "d = {d}");
             assert!(through.iter().any(|&g| g != 0.0));
         }
