@@ -110,6 +110,9 @@ fn tune_mala(base: &SampleConfig, d: usize, out: &Path) -> Result<f64, String> {
 /// figure `compare.{svg,png}` into `base.out`.
 pub fn run(cfg: &CompareConfig) -> Result<(Reference, Vec<Row>), String> {
     let base = &cfg.base;
+    if base.model == crate::sample::ModelKind::Mlp {
+        return Err("compare measures ESS per parameter against a MALA reference, which a network's permuting units make meaningless; compare networks by their held-out log-likelihood (sgld sample --model mlp --test ..., one run per --sampler)".into());
+    }
     let out = base.out.clone();
     std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     let problem = Problem::load(base)?;

@@ -14,7 +14,7 @@ use sgld_harness::compare::{self, CompareConfig};
 use sgld_harness::data::{self, Format, registry};
 use sgld_harness::experiments;
 use sgld_harness::sample::{
-    self, ModelKind, SampleConfig, SamplerKind, SamplerSettings, Weighting,
+    self, ModelKind, NetOutput, SampleConfig, SamplerKind, SamplerSettings, Weighting,
 };
 use sgld_harness::spec::{BatchSize, BurnIn, ChainIds, InitSpec, PriorSpec, StepChoice, Thin};
 
@@ -71,9 +71,10 @@ struct SummarizeArgs {
 struct SampleCmd {
     #[command(flatten)]
     args: SampleArgs,
-    /// The sampler. precond and sghd use the covariance of a pilot SGLD run as metric.
-    #[arg(long, value_enum, default_value_t = SamplerKind::Sgld)]
-    sampler: SamplerKind,
+    /// The sampler (default: sgld; kfac for --model mlp). precond and sghd use the
+    /// covariance of a pilot SGLD run as metric; kfac is for networks.
+    #[arg(long, value_enum)]
+    sampler: Option<SamplerKind>,
 }
 
 #[derive(Debug, Args)]
@@ -191,6 +192,13 @@ struct SampleArgs {
     /// pSGLD diagonal bias λ (on the scale of the per-datum mean gradient).
     #[arg(long, default_value_t = 1e-5)]
     lambda: f32,
+    /// Hidden ReLU units of --model mlp.
+    #[arg(long, default_value_t = 50)]
+    hidden: usize,
+    /// The output of --model mlp: gaussian (regression, learned noise precision) or
+    /// bernoulli (binary labels ±1 or 0/1).
+    #[arg(long, value_enum, default_value_t = NetOutput::Gaussian)]
+    output: NetOutput,
 }
 
 #[derive(Debug, Args)]
@@ -288,6 +296,8 @@ fn config(a: SampleArgs, sampler: SamplerKind) -> SampleConfig {
             decay: a.decay,
             lambda: a.lambda,
         },
+        hidden: a.hidden,
+        output: a.output,
         progress: std::io::stderr().is_terminal(),
     }
 }
@@ -295,6 +305,7 @@ fn config(a: SampleArgs, sampler: SamplerKind) -> SampleConfig {
 fn run(cli: Cli) -> Result<ExitCode, String> {
     match cli.command {
         Command::Sample(SampleCmd { args, sampler }) => {
+            let sampler = sampler.unwrap_or(SamplerKind::default_for(args.model));
             let cfg = config(args, sampler);
             let (summary, failure) = sample::run(&cfg)?;
             if let Some(f) = failure {

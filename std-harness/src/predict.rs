@@ -43,6 +43,13 @@ pub fn evaluate(
     let n = test.len();
     let kind = problem_kind(problem);
     match kind {
+        ModelKind::Mlp => {
+            let net = problem
+                .test_network()?
+                .ok_or("no test rows for the network")?;
+            let y_sd = problem.scaling.as_ref().and_then(|s| s.y_sd);
+            Ok(crate::sample::network::predictive(&net, draws, y_sd))
+        }
         ModelKind::Logistic | ModelKind::Probit => {
             let y = &problem.y_test;
             // P(y = 1 | η): σ(η) or Φ(η).

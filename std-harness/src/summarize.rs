@@ -265,6 +265,7 @@ pub fn run(cfg: &SummarizeConfig) -> Result<Merged, String> {
             laplace_sds: &[],
             stability: None,
             earlier: Vec::new(),
+            symmetric: false,
         },
     );
     let merged = Merged {

@@ -23,6 +23,10 @@ pub enum ModelKind {
     Poisson,
     /// Probit regression `p(y|x,β) = Φ(y βᵀx)`; labels ±1 or 0/1 (0 is read as −1).
     Probit,
+    /// A one-hidden-layer ReLU network (`--hidden` units) for regression (Gaussian noise
+    /// with a learned precision) or binary classification (`--output bernoulli`), on
+    /// inputs (and a regression target) standardised with the training rows' statistics.
+    Mlp,
 }
 
 impl ModelKind {
@@ -43,8 +47,19 @@ impl ModelKind {
             ModelKind::Gmm => "gmm",
             ModelKind::Poisson => "poisson",
             ModelKind::Probit => "probit",
+            ModelKind::Mlp => "mlp",
         }
     }
+}
+
+/// The output of `--model mlp`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NetOutput {
+    /// Regression: `y ~ N(f(x), 1/λ)` with `log λ` learned under PBP's `Gamma(6, 6)` prior.
+    Gaussian,
+    /// Binary classification: `p(y|x) = σ(y f(x))`, labels ±1 or 0/1.
+    Bernoulli,
 }
 
 /// The sampler (`sgld sample --sampler`).
@@ -67,10 +82,14 @@ pub enum SamplerKind {
     /// the empirical Fisher plus the identity at an SGD estimate of the mode, where it
     /// starts (default step `1.5·d^{-1/3}`).
     Mala,
+    /// K-FAC preconditioned SGLD (Nado et al.) for `--model mlp`: the network's Fisher
+    /// approximated per layer by a Kronecker product, refreshed every 10 steps.
+    Kfac,
 }
 
 impl SamplerKind {
-    /// Every sampler, in the order of the docs.
+    /// Every sampler of any model, in the order of the docs (K-FAC, for networks only,
+    /// is not among them).
     pub const ALL: [SamplerKind; 7] = [
         SamplerKind::Sgld,
         SamplerKind::Precond,
@@ -91,6 +110,15 @@ impl SamplerKind {
             SamplerKind::Sghd => "sghd",
             SamplerKind::Sgnht => "sgnht",
             SamplerKind::Mala => "mala",
+            SamplerKind::Kfac => "kfac",
+        }
+    }
+
+    /// The sampler without `--sampler`: K-FAC for networks, SGLD otherwise.
+    pub fn default_for(model: ModelKind) -> Self {
+        match model {
+            ModelKind::Mlp => SamplerKind::Kfac,
+            _ => SamplerKind::Sgld,
         }
     }
 
@@ -197,6 +225,10 @@ pub struct SampleConfig {
     pub temperature: f32,
     /// The samplers' own settings.
     pub settings: SamplerSettings,
+    /// Hidden units of `--model mlp`.
+    pub hidden: usize,
+    /// The output of `--model mlp`.
+    pub output: NetOutput,
     /// Bulk and tail ESS every parameter must reach (adapted runs without `--steps`).
     pub target_ess: f64,
     /// The most steps per chain, warm-up included.
@@ -212,7 +244,8 @@ pub struct SampleConfig {
 }
 
 impl SampleConfig {
-    /// A configuration with every default of `sgld sample`.
+    /// A configuration with every default of `sgld sample` (the sampler: `kfac` for
+    /// `mlp`, `sgld` for the other models).
     pub fn new(model: ModelKind, train: PathBuf, out: PathBuf) -> Self {
         Self {
             model,
@@ -234,10 +267,12 @@ impl SampleConfig {
             weighting: Weighting::Auto,
             out,
             clip: None,
-            sampler: SamplerKind::Sgld,
+            sampler: SamplerKind::default_for(model),
             cv: false,
             temperature: 1.0,
             settings: SamplerSettings::default(),
+            hidden: 50,
+            output: NetOutput::Gaussian,
             target_ess: 400.0,
             max_steps: 2_000_000,
             init: None,
@@ -249,7 +284,7 @@ impl SampleConfig {
 
     /// Whether this run adapts its step in warm-up.
     pub fn adaptive(&self) -> bool {
-        self.step_size == StepChoice::Auto && self.sampler.adapts()
+        self.step_size == StepChoice::Auto && self.sampler.adapts() && self.model != ModelKind::Mlp
     }
 
     /// The batch of a run that does not choose its own: as given, or 10.
@@ -303,15 +338,63 @@ pub fn validate(cfg: &SampleConfig) -> Result<(), String> {
     if cfg.max_steps == 0 {
         return Err("--max-steps must be at least 1".into());
     }
+    validate_network(cfg)?;
     if !cfg.adaptive()
         && let BurnIn::Steps(b) = cfg.burn_in
     {
-        let steps = cfg.steps.unwrap_or(crate::sample::DEFAULT_STEPS);
+        let steps = cfg.steps.unwrap_or(match cfg.model {
+            ModelKind::Mlp => crate::sample::network::DEFAULT_STEPS,
+            _ => crate::sample::DEFAULT_STEPS,
+        });
         if b >= steps {
             return Err(format!(
                 "--burn-in {b} leaves no draws of a {steps}-step run (--steps counts the burn-in)"
             ));
         }
+    }
+    Ok(())
+}
+
+/// The network's own checks: its samplers, its size, and the options that do not apply.
+fn validate_network(cfg: &SampleConfig) -> Result<(), String> {
+    let mlp = cfg.model == ModelKind::Mlp;
+    if cfg.sampler == SamplerKind::Kfac && !mlp {
+        return Err("--sampler kfac preconditions a network's layers: it needs --model mlp".into());
+    }
+    if !mlp {
+        return Ok(());
+    }
+    if !matches!(
+        cfg.sampler,
+        SamplerKind::Kfac | SamplerKind::Psgld | SamplerKind::Sgld
+    ) {
+        return Err(format!(
+            "--model mlp samples with --sampler kfac (the default), psgld or sgld, not {}",
+            cfg.sampler.name()
+        ));
+    }
+    if cfg.hidden == 0 || cfg.hidden > 100_000 {
+        return Err(format!(
+            "--hidden must be from 1 to 100000, got {}",
+            cfg.hidden
+        ));
+    }
+    if cfg.cv {
+        return Err(
+            "--cv needs a single mode to centre on; a network's posterior has many (--model mlp)"
+                .into(),
+        );
+    }
+    if cfg.clip.is_some() && cfg.sampler == SamplerKind::Kfac {
+        return Err(
+            "--clip applies to sgld and psgld; K-FAC's preconditioner already bounds its steps"
+                .into(),
+        );
+    }
+    if cfg.no_bias {
+        return Err(
+            "--no-bias is for the regressions; the network's units always have biases".into(),
+        );
     }
     Ok(())
 }

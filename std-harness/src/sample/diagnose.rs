@@ -433,6 +433,60 @@ fn summarise_one(
     }
 }
 
+/// The summary of a quantity `values[c][k]` of each kept draw `k` of chain `c` (such as
+/// `lp__`), weighted by `weight` as the parameters are.
+pub fn summarise_series(
+    name: &str,
+    values: &[Vec<f64>],
+    chains: &[Chain],
+    weight: &dyn Fn(&Chain, usize) -> f64,
+) -> ParamSummary {
+    const PS: [f64; 3] = [0.05, 0.5, 0.95];
+    let ws: Vec<f64> = chains
+        .iter()
+        .flat_map(|c| (0..c.kept()).map(move |k| weight(c, k)))
+        .collect();
+    let flat: Vec<f64> = values.concat();
+    let total: f64 = ws.iter().sum();
+    let mean = flat.iter().zip(&ws).map(|(v, w)| v * w).sum::<f64>() / total;
+    let var = flat
+        .iter()
+        .zip(&ws)
+        .map(|(v, w)| w * (v - mean).powi(2))
+        .sum::<f64>()
+        / total;
+    let min_len = values.iter().map(Vec::len).min().unwrap_or(0);
+    let (diag, q) = if min_len >= 4 && values.iter().all(|v| v.len() == min_len) {
+        diagnostics::diagnostics_and_quantiles(values, &ws, &PS)
+    } else {
+        let last: Vec<Vec<f64>> = values
+            .iter()
+            .map(|v| v[v.len() - min_len..].to_vec())
+            .collect();
+        let diag = if min_len >= 4 {
+            diagnostics::diagnostics(&last)
+        } else {
+            diagnostics::Diagnostics {
+                rhat: f64::NAN,
+                ess_bulk: f64::NAN,
+                ess_tail: f64::NAN,
+            }
+        };
+        (diag, diagnostics::weighted_quantiles(&flat, &ws, &PS))
+    };
+    ParamSummary {
+        name: name.to_string(),
+        mean,
+        sd: var.sqrt(),
+        q05: q[0],
+        q50: q[1],
+        q95: q[2],
+        ess_bulk: diag.ess_bulk,
+        ess_tail: diag.ess_tail,
+        rhat: diag.rhat,
+    }
+}
+
 /// What the checklist looks at besides the summaries.
 pub struct Evidence<'a> {
     /// The chains (their kept draws).
@@ -448,6 +502,10 @@ pub struct Evidence<'a> {
     pub stability: Option<(f64, f64)>,
     /// Notes from earlier stages that are warnings (burn-in, warm-up).
     pub earlier: Vec<String>,
+    /// The parameters are not identified (a network's hidden units permute): the
+    /// summaries are the symmetry-free quantities the checks read, and chains that sit
+    /// apart in the parameters are expected, so the check for separate modes is not run.
+    pub symmetric: bool,
 }
 
 /// The checklist: every problem found, as one sentence each.
@@ -529,7 +587,10 @@ pub fn warnings(params: &[ParamSummary], ev: &Evidence<'_>) -> Vec<String> {
         random_walk = true;
     }
     // Chains that a too-large step scattered are not modes.
-    if !random_walk && let Some(msg) = modes(ev.chains, params) {
+    if !random_walk
+        && !ev.symmetric
+        && let Some(msg) = modes(ev.chains, params)
+    {
         w.push(msg);
     }
     w

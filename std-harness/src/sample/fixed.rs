@@ -131,6 +131,7 @@ pub fn run(
             with_opts!(mala);
             n as f64 / cfg.batch_or_default() as f64
         }
+        SamplerKind::Kfac => return Err("--sampler kfac needs --model mlp".into()),
     };
     let seconds = started.elapsed().as_secs_f64();
     let (burn_in, burn_warning) = burn_in(cfg, &chains, steps, n);

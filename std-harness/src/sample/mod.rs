@@ -20,6 +20,7 @@ pub mod draws;
 pub mod fixed;
 pub mod kept;
 pub mod mode;
+pub mod network;
 pub mod output;
 pub mod pipeline;
 pub mod problem;
@@ -29,7 +30,8 @@ use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
 pub use chains::chain_seed;
 pub use config::{
-    ModelKind, SampleConfig, SamplerKind, SamplerSettings, Weighting, cv_applies, validate,
+    ModelKind, NetOutput, SampleConfig, SamplerKind, SamplerSettings, Weighting, cv_applies,
+    validate,
 };
 pub use fixed::psgld_scale;
 pub use output::{DataFile, DataFiles, ParamSummary, Summary, TestSummary};
@@ -177,20 +179,31 @@ fn run_impl(cfg: &SampleConfig, print: bool) -> Result<(Summary, Option<String>)
         .test
         .as_ref()
         .map(|t| move |draws: &[(Vec<f32>, f64)]| crate::predict::evaluate(problem, t, draws));
-    let outcome = problem::with_model(problem, |model| {
-        let mut target = Target::new(model, cfg.model.name(), problem.names.clone())
-            .with_prior(
-                &problem
-                    .prior
-                    .map_or_else(|| "paper".to_string(), |p| p.to_string()),
-                &prior_precision,
-            )
-            .with_data(data);
+    let label = problem
+        .prior
+        .map_or_else(|| "paper".to_string(), |p| p.to_string());
+    let outcome = if cfg.model == ModelKind::Mlp {
+        let net = problem.network()?;
+        let mut target =
+            Target::network(&net, cfg.model.name(), problem.names.clone()).with_data(data);
+        if let Some(s) = &problem.scaling {
+            target = target.with_scaling(s.clone());
+        }
         if let Some(t) = &test {
             target = target.with_test(t);
         }
-        sample_model(&target, cfg)
-    })??;
+        sample_model(&target, cfg)?
+    } else {
+        problem::with_model(problem, |model| {
+            let mut target = Target::new(model, cfg.model.name(), problem.names.clone())
+                .with_prior(&label, &prior_precision)
+                .with_data(data);
+            if let Some(t) = &test {
+                target = target.with_test(t);
+            }
+            sample_model(&target, cfg)
+        })??
+    };
     if print {
         outcome.print();
     }

@@ -144,6 +144,10 @@ pub struct Summary {
     pub warmup: WarmupSummary,
     /// Each chain's start.
     pub starts: Vec<Vec<f32>>,
+    /// A network's shape, scaling, step search, layers and checked quantities
+    /// (`--model mlp`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network: Option<super::network::NetworkSummary>,
 }
 
 /// What a diagnostic thinning of `t` means, for the printed summary.
@@ -239,6 +243,50 @@ pub fn print_params(params: &[ParamSummary], all_in: &Path) {
     }
 }
 
+/// A network's compact table: its shape, one row per layer, and the quantities the
+/// checks read.
+fn print_network(net: &super::network::NetworkSummary, draws: &Path) {
+    let scaled = match &net.scaling {
+        Some(sc) if sc.y_sd.is_some() => "; inputs and target standardised on the training rows",
+        Some(_) => "; inputs standardised on the training rows",
+        None => "",
+    };
+    crate::out!(
+        "network: {} inputs -> {} ReLU units -> {} output{scaled} (summary.json: network)",
+        net.inputs,
+        net.hidden,
+        match net.output {
+            super::config::NetOutput::Gaussian => "gaussian",
+            super::config::NetOutput::Bernoulli => "bernoulli",
+        }
+    );
+    crate::out!(
+        "{:<16} {:>7} {:>10} {:>9} {:>12} {:>13}",
+        "layer",
+        "params",
+        "rms mean",
+        "mean sd",
+        "median rhat",
+        "min ess_bulk"
+    );
+    for g in &net.groups {
+        crate::out!(
+            "{:<16} {:>7} {:>10.4} {:>9.4} {:>12.3} {:>13.0}",
+            g.name,
+            g.params,
+            g.rms_mean,
+            g.mean_sd,
+            g.median_rhat,
+            g.min_ess_bulk
+        );
+    }
+    crate::out!(
+        "single weights are not identified (hidden units permute between chains): R̂ and ESS are checked on these; every weight's draws are in {}",
+        draws.display()
+    );
+    print_params(&net.checked, draws);
+}
+
 /// Writes `summary.json`.
 pub fn write_summary(dir: &Path, s: &Summary) -> Result<(), String> {
     let json = serde_json::to_string_pretty(s).map_err(|e| e.to_string())?;
@@ -298,7 +346,10 @@ pub fn print_table(s: &Summary, notes: &[String], out: &Path) {
     if s.diagnostic_thin > 1 {
         crate::out!("{}", diagnostic_note(s.diagnostic_thin));
     }
-    print_params(&s.params, &out.join("summary.json"));
+    match &s.network {
+        Some(net) => print_network(net, &out.join("draws.csv")),
+        None => print_params(&s.params, &out.join("summary.json")),
+    }
     if let Some(t) = &s.test {
         match (t.accuracy, t.rmse) {
             (Some(a), _) => crate::out!(

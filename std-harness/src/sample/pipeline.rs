@@ -30,11 +30,14 @@
 
 use std::path::PathBuf;
 
+use sgld::models::Mlp;
+
 use super::chains::Chain;
 use super::config::{SampleConfig, SamplerKind, Weighting};
-use super::output::{self, DataFiles, Summary, TestSummary};
+use super::network::{self, GridPoint, Scaling};
+use super::output::{self, DataFiles, ParamSummary, Summary, TestSummary};
 use super::problem::ModelSync;
-use super::{Bars, adaptive, cmdstan, diagnose, fixed, mode, warmup};
+use super::{Bars, Sampled, adaptive, cmdstan, diagnose, fixed, mode, warmup};
 
 /// The diagonal of the prior's precision at θ (the warm-up's Laplace approximation adds
 /// it to the empirical Fisher information).
@@ -59,6 +62,11 @@ pub struct Target<'a> {
     pub test: Option<TestMetrics<'a>>,
     /// The data files read (summary.json's `data`), if any.
     pub data: Option<DataFiles>,
+    /// The network, when the model is one: it starts, steps and is diagnosed as a
+    /// network ([`network`]).
+    pub network: Option<&'a Mlp<'a>>,
+    /// How the network's data were standardised, for summary.json.
+    pub scaling: Option<Scaling>,
 }
 
 impl<'a> Target<'a> {
@@ -73,7 +81,36 @@ impl<'a> Target<'a> {
             prior_precision: None,
             test: None,
             data: None,
+            network: None,
+            scaling: None,
         }
+    }
+
+    /// A one-hidden-layer network called `name` with one name per parameter
+    /// ([`network::names`] gives them), sampled as `sgld sample --model mlp` samples it:
+    /// starts as networks are initialised, the step searched on held-out rows, K-FAC
+    /// (`cfg.sampler`), and R̂ and ESS checked on `lp__` and `log_precision`.
+    pub fn network(net: &'a Mlp<'a>, name: &str, names: Vec<String>) -> Self {
+        Self {
+            network: Some(net),
+            prior: format!(
+                "gaussian:{}/fan-in on the weights{}",
+                net.prior_var(),
+                match net.noise() {
+                    sgld::models::Noise::Learned { shape, rate } =>
+                        format!(", gamma:{shape},{rate} on the noise precision"),
+                    _ => String::new(),
+                }
+            ),
+            ..Self::new(net, name, names)
+        }
+    }
+
+    /// How the network's inputs and target were standardised (summary.json's
+    /// `network.scaling`).
+    pub fn with_scaling(mut self, scaling: Scaling) -> Self {
+        self.scaling = Some(scaling);
+        self
     }
 
     /// The prior: its label for summary.json and its precision's diagonal at θ.
@@ -145,28 +182,12 @@ pub fn sample_model(target: &Target<'_>, cfg: &SampleConfig) -> Result<Outcome, 
     std::fs::create_dir_all(&cfg.out)
         .map_err(|e| format!("cannot create {}: {e}", cfg.out.display()))?;
     let bars = Bars::new(cfg.chains, cfg.progress);
-    let precision = |theta: &[f32]| target.precision(theta);
-    let init = warmup::init_rows(cfg, &target.names)?;
-    let start = warmup::search_start(init.as_deref(), model.dim());
-    // A given schedule runs without the mode (its chains then show the failure); the
-    // adapted warm-up needs it.
-    let (lap, lap_failed) = match warmup::laplace(&precision, model, &start) {
-        Ok(l) => (l, None),
-        Err(e) if !cfg.adaptive() => (warmup::Laplace::at(&start), Some(e)),
-        Err(e) => return Err(format!("warm-up: {e}")),
-    };
-    let starts = warmup::starts(cfg, &lap, init.as_deref());
-    let mut sampled = if cfg.adaptive() {
-        adaptive::run(cfg, model, &lap, &starts, &bars)?
-    } else {
-        fixed::run(cfg, model, &lap, &starts, &bars)?
-    };
-    if let Some(e) = lap_failed {
-        sampled.warnings.insert(
-            0,
-            format!("no mode was found ({e}): the chains started around the start of the search with unit spread"),
-        );
-    }
+    let Run {
+        mut sampled,
+        starts,
+        laplace_sds,
+        step_grid,
+    } = chains(target, cfg, &bars)?;
     for c in &mut sampled.chains {
         c.draws.finish()?;
     }
@@ -229,15 +250,35 @@ pub fn sample_model(target: &Target<'_>, cfg: &SampleConfig) -> Result<Outcome, 
         Some(t) if kept > 0 => Some(t(&pooled_draws(&sampled.chains, &weight)?)?),
         _ => None,
     };
+    // A network's single weights are not identified: the checks read lp__ and the noise
+    // precision, and the weights are summarised by layer.
+    let net_summary = target.network.map(|net| {
+        let mut s = network::describe(net, target.scaling.clone());
+        s.step_grid = step_grid;
+        s.groups = network::groups(&params, net.d_in(), net.width());
+        if let Some(lp) = &lp {
+            s.checked.push(diagnose::summarise_series(
+                "lp__",
+                lp,
+                &sampled.chains,
+                &weight,
+            ));
+        }
+        s.checked
+            .extend(params.iter().filter(|p| p.name == "log_precision").cloned());
+        s
+    });
+    let checked: &[ParamSummary] = net_summary.as_ref().map_or(&params, |s| &s.checked);
     let warnings = diagnose::warnings(
-        &params,
+        checked,
         &diagnose::Evidence {
             chains: &sampled.chains,
             target_ess: cfg.target_ess,
             alpha: (cfg.alpha, sampled.alpha),
-            laplace_sds: &lap.sds,
+            laplace_sds: &laplace_sds,
             stability: sampled.stability,
             earlier: sampled.warnings.clone(),
+            symmetric: target.network.is_some(),
         },
     );
     let chains_n = sampled.chains.len() as f64;
@@ -283,6 +324,7 @@ pub fn sample_model(target: &Target<'_>, cfg: &SampleConfig) -> Result<Outcome, 
         alpha_target: cfg.alpha,
         warmup: sampled.warmup.clone(),
         starts,
+        network: net_summary,
     };
     output::write_summary(&cfg.out, &summary)?;
     files.insert(1, cfg.out.join("summary.json"));
@@ -294,6 +336,59 @@ pub fn sample_model(target: &Target<'_>, cfg: &SampleConfig) -> Result<Outcome, 
         out: cfg.out.clone(),
     })
 }
+/// The chains stage's result and what the checks and summary.json need besides.
+struct Run {
+    sampled: Sampled,
+    starts: Vec<Vec<f32>>,
+    /// The Laplace approximation's sds (none for a network).
+    laplace_sds: Vec<f64>,
+    /// A network's step search.
+    step_grid: Vec<GridPoint>,
+}
+
+/// The chains of `target`: a network's ([`network::run`]), or the mode, the Laplace
+/// approximation and an adapted or fixed run.
+fn chains(target: &Target<'_>, cfg: &SampleConfig, bars: &Bars) -> Result<Run, String> {
+    if let Some(net) = target.network {
+        let r = network::run(cfg, net, &target.names, bars)?;
+        return Ok(Run {
+            sampled: r.sampled,
+            starts: r.starts,
+            laplace_sds: vec![],
+            step_grid: r.step_grid,
+        });
+    }
+    let model = target.model;
+    let precision = |theta: &[f32]| target.precision(theta);
+    let init = warmup::init_rows(cfg, &target.names)?;
+    let start = warmup::search_start(init.as_deref(), model.dim());
+    // A given schedule runs without the mode (its chains then show the failure); the
+    // adapted warm-up needs it.
+    let (lap, lap_failed) = match warmup::laplace(&precision, model, &start) {
+        Ok(l) => (l, None),
+        Err(e) if !cfg.adaptive() => (warmup::Laplace::at(&start), Some(e)),
+        Err(e) => return Err(format!("warm-up: {e}")),
+    };
+    let starts = warmup::starts(cfg, &lap, init.as_deref());
+    let mut sampled = if cfg.adaptive() {
+        adaptive::run(cfg, model, &lap, &starts, bars)?
+    } else {
+        fixed::run(cfg, model, &lap, &starts, bars)?
+    };
+    if let Some(e) = lap_failed {
+        sampled.warnings.insert(
+            0,
+            format!("no mode was found ({e}): the chains started around the start of the search with unit spread"),
+        );
+    }
+    Ok(Run {
+        sampled,
+        starts,
+        laplace_sds: lap.sds,
+        step_grid: vec![],
+    })
+}
+
 /// Each chain's `log p(θ) + Σᵢ log p(xᵢ|θ)` at its kept draws (CmdStan's `lp__`), when
 /// the draws times the training rows are within [`cmdstan::LP_BUDGET`].
 fn log_densities(model: &dyn ModelSync, chains: &[Chain]) -> Result<Option<Vec<Vec<f64>>>, String> {

@@ -5,10 +5,11 @@ use std::path::Path;
 use sgld::kernels::SparseIndex;
 use sgld::models::{
     BitRows, DenseRows, Family, Gaussian, Glm, Laplace, LinearRegression, LogisticBits,
-    LogisticDense, LogisticSparse, Model, Poisson, Prior, Probit, SparseRows, TiedMixture,
+    LogisticDense, LogisticSparse, Mlp, Model, Poisson, Prior, Probit, SparseRows, TiedMixture,
 };
 
-use super::config::{ModelKind, SampleConfig};
+use super::config::{ModelKind, NetOutput, SampleConfig};
+use super::network::{self, Scaling};
 use crate::data::{self, Dataset, Features, Format};
 use crate::spec::PriorSpec;
 
@@ -26,6 +27,10 @@ pub struct Problem {
     pub y: Vec<f32>,
     /// Test responses, mapped likewise.
     pub y_test: Vec<f32>,
+    /// A network's standardisation (`--model mlp`; its data above are standardised).
+    pub scaling: Option<Scaling>,
+    /// A network's hidden units and output.
+    pub net: Option<(usize, NetOutput)>,
     kind: ModelKind,
 }
 
@@ -99,15 +104,25 @@ impl Problem {
             }),
             (ModelKind::Linreg, Some(p @ PriorSpec::Nig { .. })) => Some(p),
             (ModelKind::Gmm, None) => None,
+            (ModelKind::Mlp, None) => Some(PriorSpec::Gaussian(1.0)),
+            (ModelKind::Mlp, Some(p @ PriorSpec::Gaussian(_))) => Some(p),
+            (ModelKind::Mlp, _) => None,
             (_, None) => Some(PriorSpec::Laplace(1.0)),
             (m, Some(p)) => {
                 return Err(format!(
-                    "prior {p} does not apply to --model {m:?} (logistic, probit, poisson: laplace or gaussian; linreg: nig; gmm: the paper's fixed prior)"
+                    "prior {p} does not apply to --model {m:?} (logistic, probit, poisson: laplace or gaussian; linreg: nig; gmm: the paper's fixed prior; mlp: gaussian)"
                 )
                 .to_lowercase());
             }
         };
-        let (y, y_test, names);
+        if cfg.model == ModelKind::Mlp && prior.is_none() {
+            return Err(format!(
+                "prior {} does not apply to --model mlp: its weights take gaussian:V, N(0, V/fan-in) per layer",
+                cfg.prior.map(|p| p.to_string()).unwrap_or_default()
+            ));
+        }
+        let (mut y, mut y_test, names);
+        let (mut scaling, mut net) = (None, None);
         match cfg.model {
             ModelKind::Logistic | ModelKind::Probit | ModelKind::Poisson => {
                 let responses = match cfg.model {
@@ -144,6 +159,57 @@ impl Problem {
                 y_test = vec![];
                 names = vec!["theta1".into(), "theta2".into()];
             }
+            ModelKind::Mlp => {
+                let dense = |d: &Dataset, path: &Path| -> Result<Dataset, String> {
+                    let x = d.dense().ok_or_else(|| {
+                        format!(
+                            "{}: --model mlp needs dense inputs, and {} rows x {} features is more than {} values",
+                            path.display(),
+                            d.len(),
+                            d.dim(),
+                            data::MAX_DENSE_VALUES
+                        )
+                    })?;
+                    Ok(Dataset {
+                        features: Features::Dense { x, d: d.dim() },
+                        y: d.y.clone(),
+                        names: d.names.clone(),
+                        lines: d.lines.clone(),
+                    })
+                };
+                train = dense(&train, &cfg.train)?;
+                if let (Some(t), Some(p)) = (&test, &cfg.test) {
+                    test = Some(dense(t, p)?);
+                }
+                let bernoulli = cfg.output == NetOutput::Bernoulli;
+                (y, y_test) = if bernoulli {
+                    let y_test = match (&test, &cfg.test) {
+                        (Some(t), Some(p)) => labels_pm1(p, t)?,
+                        _ => vec![],
+                    };
+                    (labels_pm1(&cfg.train, &train)?, y_test)
+                } else {
+                    (
+                        train.y.clone(),
+                        test.as_ref().map(|t| t.y.clone()).unwrap_or_default(),
+                    )
+                };
+                let d = train.dim();
+                let fitted = match &train.features {
+                    Features::Dense { x, .. } => Scaling::fit(x, d, (!bernoulli).then_some(&y)),
+                    Features::SparseBinary { .. } => unreachable!("made dense above"),
+                };
+                for t in std::iter::once(&mut train).chain(test.as_mut()) {
+                    if let Features::Dense { x, .. } = &mut t.features {
+                        fitted.inputs(x);
+                    }
+                }
+                fitted.targets(&mut y);
+                fitted.targets(&mut y_test);
+                names = network::names(&train.names, cfg.hidden, network::noise(cfg.output));
+                scaling = Some(fitted);
+                net = Some((cfg.hidden, cfg.output));
+            }
         }
         Ok(Problem {
             train,
@@ -152,8 +218,35 @@ impl Problem {
             prior,
             y,
             y_test,
+            scaling,
+            net,
             kind: cfg.model,
         })
+    }
+
+    /// The network of `--model mlp` on the (standardised) training rows.
+    pub fn network(&self) -> Result<Mlp<'_>, String> {
+        self.network_on(&self.train, &self.y)
+    }
+
+    /// The same network on the test rows, if any.
+    pub fn test_network(&self) -> Result<Option<Mlp<'_>>, String> {
+        self.test
+            .as_ref()
+            .map(|t| self.network_on(t, &self.y_test))
+            .transpose()
+    }
+
+    fn network_on<'p>(&'p self, data: &'p Dataset, y: &'p [f32]) -> Result<Mlp<'p>, String> {
+        let (Some((hidden, output)), Features::Dense { x, d }) = (self.net, &data.features) else {
+            return Err("not a network problem".into());
+        };
+        let prior_var = match self.prior {
+            Some(PriorSpec::Gaussian(v)) => v,
+            _ => 1.0,
+        };
+        Mlp::new(x, y, *d, hidden, prior_var, network::noise(output))
+            .map_err(|e| format!("invalid data or prior: {e}"))
     }
 
     /// Number of training rows.
@@ -244,6 +337,7 @@ pub(crate) fn with_model<R>(
         }
         ModelKind::Poisson => glm_with_prior(problem, Poisson, f),
         ModelKind::Probit => glm_with_prior(problem, Probit, f),
+        ModelKind::Mlp => Ok(f(&problem.network()?)),
     }
 }
 
@@ -467,6 +561,8 @@ mod tests {
                 prior: None,
                 y: y.clone(),
                 y_test: Vec::new(),
+                scaling: None,
+                net: None,
                 kind: ModelKind::Logistic,
             };
             let prior = Gaussian::new(2.0).unwrap();

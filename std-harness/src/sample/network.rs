@@ -1,0 +1,647 @@
+//! `--model mlp`: a one-hidden-layer network sampled as the Boston reproduction samples it
+//! (Nado et al.), with what a network needs apart from the regressions:
+//!
+//! - inputs, and a regression target, standardised with the training rows' means and
+//!   sds ([`Scaling`], recorded in summary.json so that the draws can predict);
+//! - starts drawn as networks are initialised (He for the hidden layer), not around a
+//!   mode: a network's posterior has many, all alike;
+//! - `--step-size auto`: each value of a grid runs one chain on nine tenths of the
+//!   training rows and the step with the best log predictive density on the held-out
+//!   tenth (every tenth row) is taken;
+//! - K-FAC as the default sampler (pSGLD and SGLD are the others);
+//! - diagnostics that mean something: single weights are not identified (the hidden
+//!   units permute), so R̂ and ESS are checked on the log density `lp__` and
+//!   `log_precision`, and the weights are summarised by layer ([`Group`]).
+
+use std::time::Instant;
+
+use rand_core::SeedableRng;
+use rayon::prelude::*;
+use serde::Serialize;
+use sgld::Sgld;
+use sgld::gradient::MiniBatch;
+use sgld::kfac::{KfacSampler, KfacSgld};
+use sgld::math::{log_add_exp, sigmoid};
+use sgld::models::{Mlp, Model, Noise};
+use sgld::noise::{DefaultRng, fill_normal};
+use sgld::sampler::{Psgld, Sampler};
+use sgld::schedule::Schedule;
+
+use super::chains::{self, Chain, SharedEstimator, Stretch, advance_all, chain_seed};
+use super::config::{NetOutput, SampleConfig, SamplerKind};
+use super::output::{ParamSummary, TestSummary};
+use super::warmup::{self, WarmupSummary};
+use super::{Bars, Sampled, auto_thin};
+use crate::spec::{BurnIn, StepSpec, Thin};
+
+/// Steps per chain without `--steps`: the reproduction's 300 of burn-in and 1,000 more.
+pub const DEFAULT_STEPS: u64 = 1_300;
+/// The mini-batch without `--batch` (the reproduction's).
+pub const DEFAULT_BATCH: usize = 32;
+/// `--step-size auto` holds out every `HOLDOUT_EVERY`-th training row.
+pub const HOLDOUT_EVERY: usize = 10;
+/// K-FAC's factor decay and refresh period (the reproduction's).
+const KFAC_DECAY: f32 = 0.95;
+const KFAC_REFRESH: u32 = 10;
+
+/// The standardisation of a network's inputs (and regression target), from the training
+/// rows: `(x − mean)/sd` per input, sd 1 for a constant column.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Scaling {
+    /// Each input's training mean.
+    pub x_mean: Vec<f64>,
+    /// Each input's training sd (1 where the column is constant).
+    pub x_sd: Vec<f64>,
+    /// The target's training mean (regression).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub y_mean: Option<f64>,
+    /// The target's training sd (regression): predictions in the data's units are
+    /// `y_mean + y_sd · f(x)`, the noise sd `y_sd · exp(−log_precision/2)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub y_sd: Option<f64>,
+}
+
+fn mean_sd(v: impl Iterator<Item = f64> + Clone) -> (f64, f64) {
+    let n = v.clone().count().max(1) as f64;
+    let m = v.clone().sum::<f64>() / n;
+    let var = v.map(|a| (a - m).powi(2)).sum::<f64>() / n;
+    (m, if var > 0.0 { var.sqrt() } else { 1.0 })
+}
+
+impl Scaling {
+    /// The statistics of `x` (`n × d`, row-major) and, for regression, of `y`.
+    pub fn fit(x: &[f32], d: usize, y: Option<&[f32]>) -> Self {
+        let (x_mean, x_sd) = (0..d)
+            .map(|j| mean_sd(x.iter().skip(j).step_by(d.max(1)).map(|&v| v as f64)))
+            .unzip();
+        let (y_mean, y_sd) = match y.map(|y| mean_sd(y.iter().map(|&v| v as f64))) {
+            Some((m, s)) => (Some(m), Some(s)),
+            None => (None, None),
+        };
+        Self {
+            x_mean,
+            x_sd,
+            y_mean,
+            y_sd,
+        }
+    }
+
+    /// Standardises rows of inputs in place.
+    pub fn inputs(&self, x: &mut [f32]) {
+        let d = self.x_mean.len().max(1);
+        for row in x.chunks_exact_mut(d) {
+            for ((v, m), s) in row.iter_mut().zip(&self.x_mean).zip(&self.x_sd) {
+                *v = ((*v as f64 - m) / s) as f32;
+            }
+        }
+    }
+
+    /// Standardises regression targets in place (labels are left as they are).
+    pub fn targets(&self, y: &mut [f32]) {
+        if let (Some(m), Some(s)) = (self.y_mean, self.y_sd) {
+            for v in y {
+                *v = ((*v as f64 - m) / s) as f32;
+            }
+        }
+    }
+}
+
+/// One value of the step-size grid and the held-out log predictive density per datum
+/// its chain reached (−∞ where it diverged).
+#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+pub struct GridPoint {
+    /// The step size.
+    pub step_size: f64,
+    /// Log predictive density per held-out row (standardised units).
+    pub validation_log_lik: f64,
+}
+
+/// One layer's weights or biases, summarised together.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Group {
+    /// `w1`, `b1`, `w2` or `b2`.
+    pub name: String,
+    /// Its parameters.
+    pub params: usize,
+    /// Root mean square of their posterior means.
+    pub rms_mean: f64,
+    /// Mean of their posterior sds.
+    pub mean_sd: f64,
+    /// Median R̂ (not a convergence check: the units permute between chains).
+    pub median_rhat: f64,
+    /// Smallest bulk ESS.
+    pub min_ess_bulk: f64,
+}
+
+/// summary.json's `network`: the shape, the scaling, the step search, the layers and the
+/// quantities the checks read.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct NetworkSummary {
+    /// Inputs per example.
+    pub inputs: usize,
+    /// Hidden ReLU units.
+    pub hidden: usize,
+    /// The output.
+    pub output: NetOutput,
+    /// The standardisation the draws assume (absent when the caller's data are used
+    /// as given).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scaling: Option<Scaling>,
+    /// The step-size search of `--step-size auto` (empty for a given schedule).
+    pub step_grid: Vec<GridPoint>,
+    /// The layers.
+    pub groups: Vec<Group>,
+    /// The summaries R̂ and ESS are checked on: `lp__` (when computed) and
+    /// `log_precision` (regression).
+    pub checked: Vec<ParamSummary>,
+}
+
+/// The likelihood of an output.
+pub fn noise(output: NetOutput) -> Noise {
+    match output {
+        NetOutput::Gaussian => Noise::Learned {
+            shape: 6.0,
+            rate: 6.0,
+        },
+        NetOutput::Bernoulli => Noise::Bernoulli,
+    }
+}
+
+/// The output a network's noise model stands for.
+fn output_of(net: &Mlp<'_>) -> NetOutput {
+    match net.noise() {
+        Noise::Bernoulli => NetOutput::Bernoulli,
+        _ => NetOutput::Gaussian,
+    }
+}
+
+/// Parameter names in the network's order: per hidden unit `h` (from 1) its weights
+/// `w1[h:input]` and bias `b1[h]`, then `w2[h]`, `b2` and (regression with a learned
+/// precision) `log_precision`.
+pub fn names(inputs: &[String], hidden: usize, noise: Noise) -> Vec<String> {
+    let mut n = Vec::with_capacity(hidden * (inputs.len() + 2) + 2);
+    for h in 1..=hidden {
+        n.extend(inputs.iter().map(|x| format!("w1[{h}:{x}]")));
+        n.push(format!("b1[{h}]"));
+    }
+    n.extend((1..=hidden).map(|h| format!("w2[{h}]")));
+    n.push("b2".into());
+    if matches!(noise, Noise::Learned { .. }) {
+        n.push("log_precision".into());
+    }
+    n
+}
+
+/// A start as networks are initialised: the hidden layer `N(0, 2/D)` (He), the output
+/// layer `N(0, 0.1²)`, `log λ = 0`.
+pub fn start(net: &Mlp<'_>, seed: u64) -> Vec<f32> {
+    let mut rng = DefaultRng::seed_from_u64(seed);
+    let mut theta = vec![0.0f32; net.dim()];
+    fill_normal(&mut rng, &mut theta);
+    let hidden = net.width() * (net.d_in() + 1);
+    let he = (2.0 / net.d_in() as f32).sqrt();
+    for (j, t) in theta.iter_mut().enumerate() {
+        *t *= if j < hidden { he } else { 0.1 };
+    }
+    if matches!(net.noise(), Noise::Learned { .. }) {
+        theta[net.dim() - 1] = 0.0;
+    }
+    theta
+}
+
+/// The posterior predictive of weighted draws on the rows of `test`: accuracy
+/// (classification) or RMSE of the predictive mean (regression), and the log predictive
+/// density per datum; in the data's units when `y_sd` (the target's scale) is given.
+pub fn predictive(test: &Mlp<'_>, draws: &[(Vec<f32>, f64)], y_sd: Option<f64>) -> TestSummary {
+    let (x, y) = test.data();
+    let d = test.d_in();
+    let total: f64 = draws.iter().map(|w| w.1).sum();
+    let log_total = total.ln();
+    let bernoulli = matches!(test.noise(), Noise::Bernoulli);
+    let (hits, se, ll) = y
+        .par_iter()
+        .enumerate()
+        .map(|(i, &yi)| {
+            let row = &x[i * d..(i + 1) * d];
+            let (mut mean, mut lse) = (0.0f64, f64::NEG_INFINITY);
+            for (theta, w) in draws {
+                let f = test.predict(theta, row) as f64;
+                if bernoulli {
+                    mean += w * sigmoid(f as f32) as f64;
+                } else {
+                    mean += w * f;
+                    lse = log_add_exp(lse, w.ln() + test.log_lik(theta, &[i]));
+                }
+            }
+            mean /= total;
+            if bernoulli {
+                let p = if yi > 0.0 { mean } else { 1.0 - mean };
+                (
+                    usize::from((mean > 0.5) == (yi > 0.0)),
+                    0.0,
+                    p.max(1e-300).ln(),
+                )
+            } else {
+                (0, (yi as f64 - mean).powi(2), lse - log_total)
+            }
+        })
+        .reduce(|| (0, 0.0, 0.0), |a, b| (a.0 + b.0, a.1 + b.1, a.2 + b.2));
+    let n = y.len().max(1) as f64;
+    let scale = y_sd.unwrap_or(1.0);
+    TestSummary {
+        accuracy: bernoulli.then(|| hits as f64 / n),
+        log_lik_per_datum: ll / n - if bernoulli { 0.0 } else { scale.ln() },
+        rmse: (!bernoulli).then(|| (se / n).sqrt() * scale),
+    }
+}
+
+/// The step-size grid searched by `--step-size auto`: K-FAC's steps are in the units of
+/// its Fisher preconditioner and pSGLD's in those of its RMS preconditioner, so theirs
+/// do not depend on the data size; plain SGLD's stable step falls as `1/N`.
+pub fn grid(sampler: SamplerKind, n: usize) -> Vec<f32> {
+    match sampler {
+        SamplerKind::Kfac => vec![0.01, 0.03, 0.1, 0.3, 1.0],
+        SamplerKind::Psgld => vec![1e-5, 3e-5, 1e-4, 3e-4, 1e-3],
+        _ => [0.005f32, 0.015, 0.05, 0.15, 0.5]
+            .iter()
+            .map(|c| c / n as f32)
+            .collect(),
+    }
+}
+
+/// Burn-in, thinning and length of every chain of a run.
+#[derive(Debug, Clone, Copy)]
+struct Protocol {
+    steps: u64,
+    burn_in: u64,
+    thin: u64,
+    batch: usize,
+}
+
+impl Protocol {
+    fn of(cfg: &SampleConfig, n: usize) -> Self {
+        let steps = cfg.steps.unwrap_or(DEFAULT_STEPS);
+        // The reproduction's share: 300 of 1,300 steps.
+        let burn_in = match cfg.burn_in {
+            BurnIn::Steps(b) => b,
+            BurnIn::Auto => 3 * steps / 13,
+        };
+        let thin = match cfg.thin {
+            Thin::Every(k) => k,
+            Thin::Auto => auto_thin(steps.saturating_sub(burn_in)),
+        };
+        Self {
+            steps,
+            burn_in,
+            thin,
+            batch: cfg.batch.unwrap_or(DEFAULT_BATCH).min(n),
+        }
+    }
+
+    fn stretch<'s, S: Schedule>(&self, schedule: &'s S) -> Stretch<'s, S> {
+        Stretch {
+            schedule,
+            steps: self.steps,
+            total: self.steps,
+            batch: self.batch,
+            full: false,
+            burn_in: BurnIn::Steps(self.burn_in),
+            alpha: f64::INFINITY,
+            thin: self.thin,
+            count_moves: false,
+        }
+    }
+}
+
+/// Runs `chains` on `net` with the configured sampler; returns its per-example gradients
+/// per step.
+fn advance<S: Schedule + Sync>(
+    cfg: &SampleConfig,
+    net: &Mlp<'_>,
+    chains: &mut [Chain],
+    stretch: &Stretch<'_, S>,
+    bars: &[indicatif::ProgressBar],
+) -> Result<f64, String> {
+    let bad = |what: &'static str| move |e: sgld::Error| format!("{what}: {e}");
+    let est = MiniBatch::new(net);
+    let est: &SharedEstimator<'_> = &est;
+    let st = &cfg.settings;
+    macro_rules! with_opts {
+        ($s:expr) => {{
+            let s = $s
+                .with_temperature(cfg.temperature)
+                .map_err(bad("--temperature"))?;
+            let s = match cfg.clip {
+                Some(c) => s.with_clip(c).map_err(bad("--clip"))?,
+                None => s,
+            };
+            advance_all(chains, net, est, &s, stretch, bars);
+            s.grads_per_step() as f64
+        }};
+    }
+    Ok(match cfg.sampler {
+        SamplerKind::Kfac => {
+            let k = KfacSgld::new(KFAC_DECAY, KFAC_REFRESH)
+                .and_then(|k| k.with_temperature(cfg.temperature))
+                .map_err(bad("--temperature"))?;
+            advance_all(chains, net, est, &KfacSampler::new(k, net), stretch, bars);
+            1.0
+        }
+        SamplerKind::Psgld => {
+            with_opts!(Psgld::new(st.decay, st.lambda).map_err(bad("--decay/--lambda"))?)
+        }
+        _ => with_opts!(Sgld::new()),
+    })
+}
+
+/// The rows of `net` split into nine tenths to fit and every tenth held out.
+fn holdout(net: &Mlp<'_>) -> (Vec<f32>, Vec<f32>, Vec<f32>, Vec<f32>) {
+    let (x, y) = net.data();
+    let d = net.d_in();
+    let (mut xf, mut yf, mut xv, mut yv) = (vec![], vec![], vec![], vec![]);
+    for (i, &yi) in y.iter().enumerate() {
+        let (xs, ys) = if i % HOLDOUT_EVERY == HOLDOUT_EVERY - 1 {
+            (&mut xv, &mut yv)
+        } else {
+            (&mut xf, &mut yf)
+        };
+        xs.extend_from_slice(&x[i * d..(i + 1) * d]);
+        ys.push(yi);
+    }
+    (xf, yf, xv, yv)
+}
+
+/// `--step-size auto`: every grid value runs chain 0 (its start and stream) on the fitted
+/// rows; the step whose draws give the held-out rows the highest log predictive density
+/// wins (the smaller on a tie).
+fn tune(
+    cfg: &SampleConfig,
+    net: &Mlp<'_>,
+    proto: Protocol,
+    start: &[f32],
+) -> Result<(f32, Vec<GridPoint>), String> {
+    let n = net.len();
+    if n < 2 * HOLDOUT_EVERY {
+        return Err(format!(
+            "--step-size auto holds out every {HOLDOUT_EVERY}th training row to choose the step, and {n} rows are too few: give the step, e.g. --step-size const:{}",
+            grid(cfg.sampler, n)[2]
+        ));
+    }
+    let (xf, yf, xv, yv) = holdout(net);
+    let d = net.d_in();
+    let err = |e: sgld::Error| format!("the held-out split: {e}");
+    let fit = Mlp::new(&xf, &yf, d, net.width(), net.prior_var(), net.noise()).map_err(err)?;
+    let val = Mlp::new(&xv, &yv, d, net.width(), net.prior_var(), net.noise()).map_err(err)?;
+    let proto = Protocol {
+        batch: proto.batch.min(yf.len()),
+        ..proto
+    };
+    let points: Vec<GridPoint> = grid(cfg.sampler, n)
+        .into_par_iter()
+        .map(|eps| -> Result<GridPoint, String> {
+            let schedule = StepSpec::Const(eps as f64)
+                .schedule(proto.steps)
+                .map_err(|e| e.to_string())?;
+            let mut chain = vec![Chain::new(0, start.to_vec(), chain_seed(cfg.seed, 0))];
+            advance(cfg, &fit, &mut chain, &proto.stretch(&schedule), &[])?;
+            let ch = &chain[0];
+            let mut draws = Vec::with_capacity(ch.kept());
+            ch.draws.rows(0..ch.kept(), |_, row| {
+                draws.push((row.to_vec(), 1.0));
+                Ok(())
+            })?;
+            let score = if ch.failure.is_some() || draws.is_empty() {
+                f64::NEG_INFINITY
+            } else {
+                predictive(&val, &draws, None).log_lik_per_datum
+            };
+            Ok(GridPoint {
+                step_size: eps as f64,
+                validation_log_lik: if score.is_finite() {
+                    score
+                } else {
+                    f64::NEG_INFINITY
+                },
+            })
+        })
+        .collect::<Result<_, String>>()?;
+    let best = points
+        .iter()
+        .fold(None::<&GridPoint>, |best, p| match best {
+            Some(b) if b.validation_log_lik >= p.validation_log_lik => Some(b),
+            _ if p.validation_log_lik.is_finite() => Some(p),
+            b => b,
+        })
+        .ok_or_else(|| {
+            format!(
+                "--step-size auto: every step of the grid {:?} diverged on the held-out split; give a smaller step with --step-size const:EPS",
+                grid(cfg.sampler, n)
+            )
+        })?;
+    Ok((best.step_size as f32, points))
+}
+
+/// A network's chains with their starts and the step search.
+pub struct NetworkRun {
+    /// What the pipeline summarises.
+    pub sampled: Sampled,
+    /// Each chain's start.
+    pub starts: Vec<Vec<f32>>,
+    /// The step search of `--step-size auto`.
+    pub step_grid: Vec<GridPoint>,
+}
+
+/// The chains of a network run: the starts, the step (searched or given), the chains.
+pub fn run(
+    cfg: &SampleConfig,
+    net: &Mlp<'_>,
+    names: &[String],
+    bars: &Bars,
+) -> Result<NetworkRun, String> {
+    let proto = Protocol::of(cfg, net.len());
+    let init = warmup::init_rows(cfg, names)?;
+    let starts: Vec<Vec<f32>> = (0..cfg.chains)
+        .map(|c| match &init {
+            Some(rows) => rows[c.min(rows.len() - 1)].clone(),
+            None => start(net, chain_seed(cfg.seed, u64::MAX - 32 - c as u64)),
+        })
+        .collect();
+    let started = Instant::now();
+    let (spec, grid_points, notes) = match cfg.given_step() {
+        Some(spec) => (spec, vec![], vec![]),
+        None => {
+            let (eps, points) = tune(cfg, net, proto, &starts[0])?;
+            let note = format!(
+                "step size {eps} (auto): the best log predictive density on every {HOLDOUT_EVERY}th training row held out, of {}",
+                points
+                    .iter()
+                    .map(|p| format!("{} -> {:.3}", p.step_size as f32, p.validation_log_lik))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            (StepSpec::Const(eps as f64), points, vec![note])
+        }
+    };
+    let tuning = started.elapsed().as_secs_f64();
+    let schedule = spec
+        .schedule(proto.steps)
+        .map_err(|e| format!("--step-size {spec}: {e}"))?;
+    let mut chains = chains::from_starts(&starts, cfg.seed, Some(&cfg.out))?;
+    chains::select(&mut chains, cfg.chain_ids.as_ref());
+    bars.extend(proto.steps);
+    let t0 = Instant::now();
+    let grads = advance(cfg, net, &mut chains, &proto.stretch(&schedule), &bars.bars)?;
+    let sampling = t0.elapsed().as_secs_f64();
+    let last_eps = schedule.step_size(proto.steps.saturating_sub(1)) as f64;
+    Ok(NetworkRun {
+        sampled: Sampled {
+            chains,
+            burn_in: proto.burn_in,
+            total_steps: proto.steps,
+            warmup: WarmupSummary {
+                adapted: false,
+                sampler: cfg.sampler.name().into(),
+                preconditioner: match cfg.sampler {
+                    SamplerKind::Kfac => "kfac",
+                    SamplerKind::Psgld => "rmsprop",
+                    _ => "none",
+                }
+                .into(),
+                cv: false,
+                batch: proto.batch,
+                full_batch: false,
+                step_size: last_eps,
+                alpha: f64::NAN,
+                mode_iterations: 0,
+                mode_log_posterior: f64::NAN,
+                steps: proto.burn_in,
+                converged: false,
+                rhat: f64::NAN,
+            },
+            thin: proto.thin,
+            batch: proto.batch,
+            step_label: match cfg.given_step() {
+                Some(s) => s.to_string(),
+                None => "auto".into(),
+            },
+            grad_evals_per_step: grads * proto.batch as f64,
+            seconds: tuning + sampling,
+            sampling: (sampling, proto.steps),
+            constant_step: matches!(spec, StepSpec::Const(_)),
+            notes,
+            warnings: vec![],
+            alpha: None,
+            stability: None,
+        },
+        starts,
+        step_grid: grid_points,
+    })
+}
+
+/// The layers' summaries (`w1`, `b1`, `w2`, `b2`) of a network with `inputs` inputs and
+/// `hidden` units, from the per-parameter summaries in the network's order.
+pub fn groups(params: &[ParamSummary], inputs: usize, hidden: usize) -> Vec<Group> {
+    let k = inputs + 1;
+    let o = hidden * k;
+    let w1: Vec<usize> = (0..hidden).flat_map(|h| h * k..h * k + inputs).collect();
+    let b1: Vec<usize> = (0..hidden).map(|h| h * k + inputs).collect();
+    let w2: Vec<usize> = (o..o + hidden).collect();
+    [("w1", w1), ("b1", b1), ("w2", w2), ("b2", vec![o + hidden])]
+        .into_iter()
+        .map(|(name, at)| {
+            let ps: Vec<&ParamSummary> = at.iter().filter_map(|&j| params.get(j)).collect();
+            let n = ps.len().max(1) as f64;
+            let mut rhats: Vec<f64> = ps.iter().map(|p| p.rhat).collect();
+            rhats.sort_by(f64::total_cmp);
+            Group {
+                name: name.into(),
+                params: ps.len(),
+                rms_mean: (ps.iter().map(|p| p.mean * p.mean).sum::<f64>() / n).sqrt(),
+                mean_sd: ps.iter().map(|p| p.sd).sum::<f64>() / n,
+                median_rhat: rhats.get(rhats.len() / 2).copied().unwrap_or(f64::NAN),
+                min_ess_bulk: ps.iter().map(|p| p.ess_bulk).fold(f64::INFINITY, f64::min),
+            }
+        })
+        .collect()
+}
+
+/// The shape of `net` for summary.json (its groups and checks filled in by the caller).
+pub fn describe(net: &Mlp<'_>, scaling: Option<Scaling>) -> NetworkSummary {
+    NetworkSummary {
+        inputs: net.d_in(),
+        hidden: net.width(),
+        output: output_of(net),
+        scaling,
+        step_grid: vec![],
+        groups: vec![],
+        checked: vec![],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_the_parameter_order() {
+        let n = names(&["a".into(), "b".into()], 2, noise(NetOutput::Gaussian));
+        assert_eq!(
+            n,
+            [
+                "w1[1:a]",
+                "w1[1:b]",
+                "b1[1]",
+                "w1[2:a]",
+                "w1[2:b]",
+                "b1[2]",
+                "w2[1]",
+                "w2[2]",
+                "b2",
+                "log_precision"
+            ]
+        );
+        let x = [0.0f32; 4];
+        let y = [1.0f32, -1.0];
+        let net = Mlp::new(&x, &y, 2, 2, 1.0, noise(NetOutput::Bernoulli)).unwrap();
+        let n = names(&["a".into(), "b".into()], 2, net.noise());
+        assert_eq!(n.len(), net.dim());
+        assert_eq!(n.last().map(String::as_str), Some("b2"));
+    }
+
+    #[test]
+    fn scaling_standardises_and_keeps_constant_columns() {
+        let mut x = vec![1.0f32, 5.0, 3.0, 5.0, 5.0, 5.0];
+        let mut y = vec![10.0f32, 20.0, 30.0];
+        let s = Scaling::fit(&x, 2, Some(&y));
+        s.inputs(&mut x);
+        s.targets(&mut y);
+        assert_eq!(s.x_sd[1], 1.0);
+        let c0: Vec<f32> = x.iter().step_by(2).copied().collect();
+        assert!((c0.iter().sum::<f32>()).abs() < 1e-6);
+        assert!((c0.iter().map(|v| v * v).sum::<f32>() / 3.0 - 1.0).abs() < 1e-5);
+        assert_eq!([x[1], x[3], x[5]], [0.0; 3]);
+        assert!((y[0] + 1.2247449).abs() < 1e-5 && y[1].abs() < 1e-6);
+    }
+
+    /// The predictive of one draw is that draw's likelihood; of two equal draws, the same.
+    #[test]
+    fn predictive_of_equal_draws_is_the_likelihood() {
+        let x = [0.5f32, -1.0, 2.0];
+        let y = [0.3f32, -0.2, 1.1];
+        let net = Mlp::new(&x, &y, 1, 3, 1.0, noise(NetOutput::Gaussian)).unwrap();
+        let theta: Vec<f32> = (0..net.dim()).map(|j| 0.1 * j as f32 - 0.4).collect();
+        let one = predictive(&net, &[(theta.clone(), 1.0)], Some(2.0));
+        let two = predictive(
+            &net,
+            &[(theta.clone(), 0.3), (theta.clone(), 0.7)],
+            Some(2.0),
+        );
+        let direct = net.log_lik(&theta, &[0, 1, 2]) / 3.0 - 2f64.ln();
+        assert!((one.log_lik_per_datum - direct).abs() < 1e-9);
+        assert!((two.log_lik_per_datum - direct).abs() < 1e-9);
+        let se: f64 = (0..3)
+            .map(|i| (y[i] as f64 - net.predict(&theta, &x[i..=i]) as f64).powi(2))
+            .sum();
+        assert!((one.rmse.unwrap() - 2.0 * (se / 3.0).sqrt()).abs() < 1e-6);
+    }
+}
