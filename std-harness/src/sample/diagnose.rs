@@ -545,7 +545,7 @@ pub fn warnings(params: &[ParamSummary], ev: &Evidence<'_>) -> Vec<String> {
             .total_cmp(&b.ess_bulk.min(b.ess_tail))
     }) {
         w.push(format!(
-            "bulk or tail ESS below {:.0} for {} of {d} parameters (smallest {:.0}, {}): the Monte Carlo error of the summary is larger than targeted; run longer (--target-ess, --max-steps)",
+            "bulk or tail ESS below {:.0} for {} of {d} parameters (smallest {:.0}, {}): the Monte Carlo error of the summary is larger than targeted; run longer (--steps; an adapted run without it: --target-ess, --max-steps)",
             ev.target_ess,
             low.len(),
             p.ess_bulk.min(p.ess_tail),

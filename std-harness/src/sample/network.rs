@@ -260,7 +260,7 @@ pub fn predictive(test: &Mlp<'_>, draws: &[(Vec<f32>, f64)], y_sd: Option<f64>) 
 /// do not depend on the data size; plain SGLD's stable step falls as `1/N`.
 pub fn grid(sampler: SamplerKind, n: usize) -> Vec<f32> {
     match sampler {
-        SamplerKind::Kfac => vec![0.01, 0.03, 0.1, 0.3, 1.0],
+        SamplerKind::Kfac => vec![0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0],
         SamplerKind::Psgld => vec![1e-5, 3e-5, 1e-4, 3e-4, 1e-3],
         _ => [0.005f32, 0.015, 0.05, 0.15, 0.5]
             .iter()

@@ -8,7 +8,7 @@ use std::process::Command;
 use serde_json::Value;
 
 mod reference;
-pub use reference::{Reference, mala_reference};
+pub use reference::{Reference, mala_reference, mala_reference_of};
 
 /// The `sgld` binary of this build.
 pub fn sgld() -> Command {

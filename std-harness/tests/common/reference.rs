@@ -15,11 +15,28 @@ pub struct Reference {
 /// diagonal metric from its second half's variances; then `steps` steps at ε = 0.8 in
 /// that metric (the first tenth dropped), summarised over 50 batches.
 pub fn mala_reference<M: sgld::models::Model>(model: &M, steps: usize) -> Reference {
+    let d = model.dim();
+    mala_reference_of(model, steps, vec![0.0; d], false, &|theta, out| {
+        out.extend(theta.iter().map(|&v| v as f64))
+    })
+}
+
+/// [`mala_reference`] from `start` of the quantities `f` appends for each draw (such as a
+/// network's predictions, which its permuting units leave unchanged) instead of θ; with
+/// `adapt`, the step moves toward 60% acceptance during the dropped first tenth (for
+/// posteriors whose pilot variances are a poor metric, such as a network's).
+pub fn mala_reference_of<M: sgld::models::Model>(
+    model: &M,
+    steps: usize,
+    start: Vec<f32>,
+    adapt: bool,
+    f: &dyn Fn(&[f32], &mut Vec<f64>),
+) -> Reference {
     use sgld::ChainState;
     use sgld::sampler::Mala;
     let d = model.dim();
     let mut rng = sgld::noise::default_rng(4242);
-    let mut theta = vec![0.0f32; d];
+    let mut theta = start;
     let mut scratch = vec![0.0f32; Mala::<()>::scratch_len(d)];
     // Pilot: identity metric, a step small enough for the data's curvature.
     let pilot = Mala::new(model);
@@ -53,15 +70,23 @@ pub fn mala_reference<M: sgld::models::Model>(model: &M, steps: usize) -> Refere
     let burn = steps / 10;
     let nb = 50;
     let per = (steps - burn) / nb;
+    let mut values = Vec::new();
+    f(state.theta(), &mut values);
+    let d = values.len();
     let mut sums = vec![[vec![0.0f64; d], vec![0.0f64; d]]; nb];
     let mut accepted = 0usize;
+    let mut eps = 0.8f32;
     for t in 0..burn + nb * per {
-        let info = mala.step(&mut state, 0.8, &mut rng).unwrap();
+        let info = mala.step(&mut state, eps, &mut rng).unwrap();
+        if adapt && t < burn {
+            eps *= if info.accepted { 1.01 } else { 0.985 };
+        }
         if t >= burn {
             accepted += usize::from(info.accepted);
+            values.clear();
+            f(state.theta(), &mut values);
             let [s1, s2] = &mut sums[(t - burn) / per];
-            for ((a, b), &v) in s1.iter_mut().zip(s2.iter_mut()).zip(state.theta()) {
-                let v = v as f64;
+            for ((a, b), &v) in s1.iter_mut().zip(s2.iter_mut()).zip(&values) {
                 *a += v / per as f64;
                 *b += v * v / per as f64;
             }
