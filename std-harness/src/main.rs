@@ -114,20 +114,24 @@ struct SampleArgs {
     #[arg(long)]
     no_bias: bool,
     /// Mini-batch size n: auto (adapted runs: the smallest batch whose step is not
-    /// limited by alpha, or the whole data set; 10 with a given schedule) or a number.
+    /// limited by alpha, or the whole data set; 10 with a given schedule; 32 for
+    /// --model mlp) or a number.
     #[arg(long, default_value = "auto")]
     batch: BatchSize,
     /// Steps per chain: after warm-up with --step-size auto (default: until
-    /// --target-ess), in all with a given schedule (default: 10000).
+    /// --target-ess), in all with a given schedule (default: 10000) and for --model mlp
+    /// (default: 1300).
     #[arg(long)]
     steps: Option<u64>,
     /// auto (warm-up finds the mode, a Laplace preconditioner and the step at which
-    /// alpha of eq. 10 is --alpha) or range:START,END[,GAMMA] | poly:A,B,GAMMA |
-    /// const:EPS | cyclical:EPS0,CYCLES, used as given.
+    /// alpha of eq. 10 is --alpha; --model mlp: the step of a grid that best predicts
+    /// held-out training rows) or range:START,END[,GAMMA] | poly:A,B,GAMMA | const:EPS |
+    /// cyclical:EPS0,CYCLES, used as given.
     #[arg(long, default_value = "auto")]
     step_size: StepChoice,
     /// auto (adapted: until chains from dispersed starts agree, split R̂ <= 1.01; a given
-    /// schedule: where eq. 10's threshold falls below --alpha) or a number of steps.
+    /// schedule: where eq. 10's threshold falls below --alpha; --model mlp: 3/13 of the
+    /// steps) or a number of steps.
     #[arg(long, default_value = "auto")]
     burn_in: BurnIn,
     /// The sampling-threshold target (eq. 10).
