@@ -19,7 +19,8 @@ use crate::sample::config::Weighting;
 use crate::sample::diagnose::{self, Evidence};
 use crate::sample::draws::Draws;
 use crate::sample::kept::Kept;
-use crate::sample::output::{ParamSummary, print_params};
+use crate::sample::network::Group;
+use crate::sample::output::{ParamSummary, print_layers, print_params};
 
 /// What `sgld summarize` merges and how.
 #[derive(Debug, Clone)]
@@ -49,8 +50,29 @@ pub struct Merged {
     pub diagnostic_thin: u64,
     /// Per-parameter summaries.
     pub params: Vec<ParamSummary>,
+    /// A network's layers and the parameters the checks read (`--model mlp` runs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network: Option<NetworkLayers>,
     /// The checklist's findings on the merged chains.
     pub warnings: Vec<String>,
+}
+
+/// A network's layers and what the checks read.
+#[derive(Debug, Clone, Serialize)]
+pub struct NetworkLayers {
+    /// The weights summarised by layer.
+    pub groups: Vec<Group>,
+    /// The parameters no permutation of the units changes (`log_precision`).
+    pub checked: Vec<ParamSummary>,
+}
+
+/// The inputs and hidden units of a network's parameter names (`--model mlp`'s:
+/// `w1[h:input]`, `b1[h]`, …, `w2[h]`, `b2`), or `None` for any other model's.
+fn network_layout(names: &[String]) -> Option<(usize, usize)> {
+    let inputs = names.iter().take_while(|n| n.starts_with("w1[1:")).count();
+    let hidden = names.iter().filter(|n| n.starts_with("w2[")).count();
+    let b2 = names.iter().position(|n| n == "b2")?;
+    (inputs > 0 && hidden > 0 && b2 == hidden * (inputs + 2)).then_some((inputs, hidden))
 }
 
 /// One directory's chains, its parameter names and its weighting.
@@ -256,8 +278,17 @@ pub fn run(cfg: &SummarizeConfig) -> Result<Merged, String> {
         _ => 1.0,
     };
     let params = diagnose::summarise(&chains, &names, &weight)?;
+    // A network's single weights are not identified: check what no permutation changes.
+    let network = network_layout(&names).map(|(inputs, hidden)| NetworkLayers {
+        groups: crate::sample::network::groups(&params, inputs, hidden),
+        checked: params
+            .iter()
+            .filter(|p| p.name == "log_precision")
+            .cloned()
+            .collect(),
+    });
     let warnings = diagnose::warnings(
-        &params,
+        network.as_ref().map_or(&params, |n| &n.checked),
         &Evidence {
             chains: &chains,
             target_ess: cfg.target_ess,
@@ -265,7 +296,7 @@ pub fn run(cfg: &SummarizeConfig) -> Result<Merged, String> {
             laplace_sds: &[],
             stability: None,
             earlier: Vec::new(),
-            symmetric: false,
+            symmetric: network.is_some(),
         },
     );
     let merged = Merged {
@@ -276,6 +307,7 @@ pub fn run(cfg: &SummarizeConfig) -> Result<Merged, String> {
         weighting,
         diagnostic_thin: diagnose::diagnostic_thin(&chains) as u64,
         params,
+        network,
         warnings,
     };
     crate::out!(
@@ -301,12 +333,19 @@ pub fn run(cfg: &SummarizeConfig) -> Result<Merged, String> {
         );
     }
     let json_path = cfg.out.as_ref().map(|o| o.join("summary.json"));
-    print_params(
-        &merged.params,
-        json_path
-            .as_deref()
-            .unwrap_or(Path::new("(give --out to write them)")),
-    );
+    let all_in = json_path
+        .as_deref()
+        .unwrap_or(Path::new("(give --out to write them)"));
+    match &merged.network {
+        Some(n) => {
+            print_layers(&n.groups);
+            crate::out!(
+                "single weights are not identified (hidden units permute between chains): R̂ and ESS are checked on log_precision (each run's chain_N.csv has lp__)"
+            );
+            print_params(&n.checked, all_in);
+        }
+        None => print_params(&merged.params, all_in),
+    }
     for w in &merged.warnings {
         crate::out!("warning: {w}");
     }

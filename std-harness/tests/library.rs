@@ -110,3 +110,73 @@ fn the_library_call_writes_what_the_command_writes() {
     }
     assert_eq!(untimed(&cli), untimed(&lib));
 }
+
+/// The same for a network: `Target::network` on the user's own standardised rows and a
+/// `Mlp` of the command's shape writes what `sgld sample --model mlp` writes.
+#[test]
+fn a_network_through_the_library_is_the_command() {
+    use sgld::models::Mlp;
+    use sgld_harness::sample::NetOutput;
+    use sgld_harness::sample::network::{self, Scaling};
+
+    let dir = tempfile::tempdir().unwrap();
+    let (mut text, mut x, mut y) = (String::from("a,b,z\n"), vec![], vec![]);
+    for i in 0..150 {
+        let (a, b) = ((i % 13) as f32 * 0.7 - 3.0, ((i * 7) % 17) as f32 * 0.4);
+        let z = (a * 0.8).sin() * 3.0 + b + ((i * 31) % 5) as f32 * 0.1;
+        text += &format!("{a},{b},{z}\n");
+        x.extend([a, b]);
+        y.push(z);
+    }
+    let train = dir.path().join("rows.csv");
+    std::fs::write(&train, text).unwrap();
+    let (cli, lib) = (dir.path().join("cli"), dir.path().join("lib"));
+    let o = sgld()
+        .args(["sample", "--model", "mlp", "--hidden", "8", "--train"])
+        .arg(&train)
+        .arg("--out")
+        .arg(&cli)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+
+    let scaling = Scaling::fit(&x, 2, Some(&y));
+    scaling.inputs(&mut x);
+    scaling.targets(&mut y);
+    let net = Mlp::new(&x, &y, 2, 8, 1.0, network::noise(NetOutput::Gaussian)).unwrap();
+    let recorded = summary(&cli);
+    let target = Target::network(
+        &net,
+        "mlp",
+        network::names(&["a".into(), "b".into()], 8, net.noise()),
+    )
+    .with_scaling(scaling)
+    .with_data(DataFiles {
+        train: DataFile {
+            path: train.display().to_string(),
+            sha256: recorded["data"]["train"]["sha256"].as_str().unwrap().into(),
+        },
+        test: None,
+    });
+    let mut cfg = SampleConfig::new(ModelKind::Mlp, train.clone(), lib.clone());
+    cfg.hidden = 8;
+    cfg.command_line = recorded["command_line"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    let outcome = sample_model(&target, &cfg).unwrap();
+    assert!(outcome.failure.is_none());
+    for f in ["draws.csv", "chain_1.npy", "chain_4.npy"] {
+        assert!(
+            std::fs::read(cli.join(f)).unwrap() == std::fs::read(lib.join(f)).unwrap(),
+            "{f} differs"
+        );
+    }
+    assert_eq!(
+        untimed_csv(&cli.join("chain_2.csv")),
+        untimed_csv(&lib.join("chain_2.csv"))
+    );
+    assert_eq!(untimed(&cli), untimed(&lib));
+}

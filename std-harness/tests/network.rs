@@ -408,3 +408,58 @@ fn boston_from_the_command_line_matches_the_reproduction() {
     assert!(mean >= -2.63, "test log-likelihood {mean:.3} ± {sd:.3}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A network run split with `--chain-ids` merges into the whole run's summary, and
+/// `sgld summarize` checks what `sgld sample` checks (log_precision), not single weights.
+#[test]
+fn summarize_merges_a_split_network_run() {
+    let dir = tmp("split");
+    let (x, y) = sine_data();
+    let mut text = String::from("x,y\n");
+    for (a, b) in x.iter().zip(&y) {
+        text += &format!("{a},{b}\n");
+    }
+    let train = dir.join("sine.csv");
+    std::fs::write(&train, text).unwrap();
+    let run = |ids: Option<&str>, out: &str| {
+        let mut c = sgld();
+        c.args([
+            "sample", "--model", "mlp", "--hidden", "6", "--steps", "1300", "--train",
+        ])
+        .arg(&train)
+        .arg("--out")
+        .arg(dir.join(out));
+        if let Some(ids) = ids {
+            c.args(["--chain-ids", ids]);
+        }
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    run(None, "whole");
+    run(Some("0..2"), "a");
+    run(Some("2..4"), "b");
+    let o = sgld()
+        .arg("summarize")
+        .args([dir.join("a"), dir.join("b")])
+        .arg("--out")
+        .arg(dir.join("merged"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        stdout.contains("layer") && !stdout.contains("w1[1:x]"),
+        "{stdout}"
+    );
+    let (whole, merged) = (summary(&dir.join("whole")), summary(&dir.join("merged")));
+    assert_eq!(whole["params"], merged["params"]);
+    assert_eq!(whole["network"]["groups"], merged["network"]["groups"]);
+    let checked = merged["network"]["checked"].as_array().unwrap();
+    assert_eq!(checked.len(), 1);
+    assert_eq!(checked[0]["name"], "log_precision");
+    // No warning names a single weight.
+    for w in merged["warnings"].as_array().unwrap() {
+        assert!(!w.as_str().unwrap().contains("w1["), "{w}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

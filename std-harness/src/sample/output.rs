@@ -260,6 +260,16 @@ fn print_network(net: &super::network::NetworkSummary, draws: &Path) {
             super::config::NetOutput::Bernoulli => "bernoulli",
         }
     );
+    print_layers(&net.groups);
+    crate::out!(
+        "single weights are not identified (hidden units permute between chains): R̂ and ESS are checked on these; every weight's draws are in {}",
+        draws.display()
+    );
+    print_params(&net.checked, draws);
+}
+
+/// One row per layer of a network.
+pub fn print_layers(groups: &[super::network::Group]) {
     crate::out!(
         "{:<16} {:>7} {:>10} {:>9} {:>12} {:>13}",
         "layer",
@@ -269,7 +279,7 @@ fn print_network(net: &super::network::NetworkSummary, draws: &Path) {
         "median rhat",
         "min ess_bulk"
     );
-    for g in &net.groups {
+    for g in groups {
         crate::out!(
             "{:<16} {:>7} {:>10.4} {:>9.4} {:>12.3} {:>13.0}",
             g.name,
@@ -280,11 +290,6 @@ fn print_network(net: &super::network::NetworkSummary, draws: &Path) {
             g.min_ess_bulk
         );
     }
-    crate::out!(
-        "single weights are not identified (hidden units permute between chains): R̂ and ESS are checked on these; every weight's draws are in {}",
-        draws.display()
-    );
-    print_params(&net.checked, draws);
 }
 
 /// Writes `summary.json`.
