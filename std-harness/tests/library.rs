@@ -34,6 +34,30 @@ fn untimed_csv(path: &Path) -> String {
         .join("\n")
 }
 
+/// Writes `text` to `dir/file` and runs `sgld sample ARGS` on it into `dir/cli`; returns
+/// the file, the command's output directory and one for the library's.
+fn run_command(
+    dir: &Path,
+    file: &str,
+    text: &str,
+    args: &[&str],
+) -> (std::path::PathBuf, std::path::PathBuf, std::path::PathBuf) {
+    let train = dir.join(file);
+    std::fs::write(&train, text).unwrap();
+    let (cli, lib) = (dir.join("cli"), dir.join("lib"));
+    let o = sgld()
+        .arg("sample")
+        .args(args)
+        .arg("--train")
+        .arg(&train)
+        .arg("--out")
+        .arg(&cli)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    (train, cli, lib)
+}
+
 #[test]
 fn the_library_call_writes_what_the_command_writes() {
     let dir = tempfile::tempdir().unwrap();
@@ -49,17 +73,12 @@ fn the_library_call_writes_what_the_command_writes() {
         x.extend([a, b, 1.0]);
         y.push(count);
     }
-    let train = dir.path().join("counts.csv");
-    std::fs::write(&train, text).unwrap();
-    let (cli, lib) = (dir.path().join("cli"), dir.path().join("lib"));
-    let o = sgld()
-        .args(["sample", "--model", "poisson", "--steps", "3000", "--train"])
-        .arg(&train)
-        .arg("--out")
-        .arg(&cli)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (train, cli, lib) = run_command(
+        dir.path(),
+        "counts.csv",
+        &text,
+        &["--model", "poisson", "--steps", "3000"],
+    );
 
     // The same model, prior, names and configuration through the library.
     let model = Glm::new(
@@ -128,17 +147,12 @@ fn a_network_through_the_library_is_the_command() {
         x.extend([a, b]);
         y.push(z);
     }
-    let train = dir.path().join("rows.csv");
-    std::fs::write(&train, text).unwrap();
-    let (cli, lib) = (dir.path().join("cli"), dir.path().join("lib"));
-    let o = sgld()
-        .args(["sample", "--model", "mlp", "--hidden", "8", "--train"])
-        .arg(&train)
-        .arg("--out")
-        .arg(&cli)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (train, cli, lib) = run_command(
+        dir.path(),
+        "rows.csv",
+        &text,
+        &["--model", "mlp", "--hidden", "8"],
+    );
 
     let scaling = Scaling::fit(&x, 2, Some(&y));
     scaling.inputs(&mut x);

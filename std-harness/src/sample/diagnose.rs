@@ -382,7 +382,6 @@ fn summarise_one(
     starts: &[usize],
     given: Option<(f64, f64)>,
 ) -> ParamSummary {
-    const PS: [f64; 3] = [0.05, 0.5, 0.95];
     let min_len = lens.iter().copied().min().unwrap_or(0);
     let same_len = lens.iter().all(|&n| n == min_len);
     let (mean, sd) = given.unwrap_or_else(|| {
@@ -404,12 +403,30 @@ fn summarise_one(
                 .collect()
         })
         .collect();
-    let (diag, q) = if min_len >= 4 && same_len {
+    summary_of(name, (mean, sd), &last, same_len, ws, || {
+        col.iter().map(|&v| v as f64).collect()
+    })
+}
+
+/// The summary of `name` given its `(mean, sd)`: R̂ and ESS of the chains' last draws
+/// `last` (equally long; NaN below 4 draws) and the weighted 5/50/95% quantiles of every
+/// draw (`all()`, weights `ws`), from one sort when `last` holds every draw (`whole`).
+fn summary_of(
+    name: &str,
+    (mean, sd): (f64, f64),
+    last: &[Vec<f64>],
+    whole: bool,
+    ws: &[f64],
+    all: impl FnOnce() -> Vec<f64>,
+) -> ParamSummary {
+    const PS: [f64; 3] = [0.05, 0.5, 0.95];
+    let enough = last.first().is_some_and(|c| c.len() >= 4);
+    let (diag, q) = if enough && whole {
         // One sort of the draws for both.
-        diagnostics::diagnostics_and_quantiles(&last, ws, &PS)
+        diagnostics::diagnostics_and_quantiles(last, ws, &PS)
     } else {
-        let diag = if min_len >= 4 {
-            diagnostics::diagnostics(&last)
+        let diag = if enough {
+            diagnostics::diagnostics(last)
         } else {
             diagnostics::Diagnostics {
                 rhat: f64::NAN,
@@ -417,8 +434,7 @@ fn summarise_one(
                 ess_tail: f64::NAN,
             }
         };
-        let vals: Vec<f64> = col.iter().map(|&v| v as f64).collect();
-        (diag, diagnostics::weighted_quantiles(&vals, ws, &PS))
+        (diag, diagnostics::weighted_quantiles(&all(), ws, &PS))
     };
     ParamSummary {
         name: name.to_string(),
@@ -441,7 +457,6 @@ pub fn summarise_series(
     chains: &[Chain],
     weight: &dyn Fn(&Chain, usize) -> f64,
 ) -> ParamSummary {
-    const PS: [f64; 3] = [0.05, 0.5, 0.95];
     let ws: Vec<f64> = chains
         .iter()
         .flat_map(|c| (0..c.kept()).map(move |k| weight(c, k)))
@@ -456,35 +471,12 @@ pub fn summarise_series(
         .sum::<f64>()
         / total;
     let min_len = values.iter().map(Vec::len).min().unwrap_or(0);
-    let (diag, q) = if min_len >= 4 && values.iter().all(|v| v.len() == min_len) {
-        diagnostics::diagnostics_and_quantiles(values, &ws, &PS)
-    } else {
-        let last: Vec<Vec<f64>> = values
-            .iter()
-            .map(|v| v[v.len() - min_len..].to_vec())
-            .collect();
-        let diag = if min_len >= 4 {
-            diagnostics::diagnostics(&last)
-        } else {
-            diagnostics::Diagnostics {
-                rhat: f64::NAN,
-                ess_bulk: f64::NAN,
-                ess_tail: f64::NAN,
-            }
-        };
-        (diag, diagnostics::weighted_quantiles(&flat, &ws, &PS))
-    };
-    ParamSummary {
-        name: name.to_string(),
-        mean,
-        sd: var.sqrt(),
-        q05: q[0],
-        q50: q[1],
-        q95: q[2],
-        ess_bulk: diag.ess_bulk,
-        ess_tail: diag.ess_tail,
-        rhat: diag.rhat,
-    }
+    let last: Vec<Vec<f64>> = values
+        .iter()
+        .map(|v| v[v.len() - min_len..].to_vec())
+        .collect();
+    let same_len = values.iter().all(|v| v.len() == min_len);
+    summary_of(name, (mean, var.sqrt()), &last, same_len, &ws, || flat)
 }
 
 /// What the checklist looks at besides the summaries.

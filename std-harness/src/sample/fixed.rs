@@ -93,13 +93,7 @@ pub fn run(
     let bad = |what: &'static str| move |e: sgld::Error| format!("{what}: {e}");
     macro_rules! with_opts {
         ($s:expr) => {{
-            let s = $s
-                .with_temperature(cfg.temperature)
-                .map_err(bad("--temperature"))?;
-            let s = match cfg.clip {
-                Some(c) => s.with_clip(c).map_err(bad("--clip"))?,
-                None => s,
-            };
+            let s = super::with_options!($s, cfg);
             let grads = s.grads_per_step() as f64;
             advance_all(&mut chains, model, est, &s, &stretch, &bars.bars);
             grads

@@ -41,6 +41,22 @@ pub use problem::{ModelSync, Problem};
 use chains::Chain;
 use warmup::WarmupSummary;
 
+/// The sampler `$s` with `$cfg`'s `--temperature` and `--clip` (each sampler's own
+/// `with_temperature` and `with_clip`), or the error naming the option.
+macro_rules! with_options {
+    ($s:expr, $cfg:expr) => {{
+        let bad = |what: &'static str| move |e: sgld::Error| format!("{what}: {e}");
+        let s = $s
+            .with_temperature($cfg.temperature)
+            .map_err(bad("--temperature"))?;
+        match $cfg.clip {
+            Some(c) => s.with_clip(c).map_err(bad("--clip"))?,
+            None => s,
+        }
+    }};
+}
+pub(crate) use with_options;
+
 /// Steps per chain of a given schedule without `--steps`.
 pub const DEFAULT_STEPS: u64 = 10_000;
 

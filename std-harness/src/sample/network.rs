@@ -328,13 +328,7 @@ fn advance<S: Schedule + Sync>(
     let st = &cfg.settings;
     macro_rules! with_opts {
         ($s:expr) => {{
-            let s = $s
-                .with_temperature(cfg.temperature)
-                .map_err(bad("--temperature"))?;
-            let s = match cfg.clip {
-                Some(c) => s.with_clip(c).map_err(bad("--clip"))?,
-                None => s,
-            };
+            let s = super::with_options!($s, cfg);
             advance_all(chains, net, est, &s, stretch, bars);
             s.grads_per_step() as f64
         }};
