@@ -256,13 +256,19 @@ pub fn sample_model(target: &Target<'_>, cfg: &SampleConfig) -> Result<Outcome, 
         let mut s = network::describe(net, target.scaling.clone());
         s.step_grid = step_grid;
         s.groups = network::groups(&params, net.d_in(), net.width());
-        if let Some(lp) = &lp {
-            s.checked.push(diagnose::summarise_series(
-                "lp__",
-                lp,
+        // lp__ where it was computed, else its estimate on a subset of the rows.
+        let (name, lp) = match &lp {
+            Some(lp) => ("lp__", Ok(lp.clone())),
+            None => ("lp_subset__", subset_log_densities(model, &sampled.chains)),
+        };
+        match lp {
+            Ok(lp) => s.checked.push(diagnose::summarise_series(
+                name,
+                &lp,
                 &sampled.chains,
                 &weight,
-            ));
+            )),
+            Err(e) => sampled.warnings.push(format!("{name}: {e}")),
         }
         s.checked
             .extend(params.iter().filter(|p| p.name == "log_precision").cloned());
@@ -410,6 +416,31 @@ fn log_densities(model: &dyn ModelSync, chains: &[Chain]) -> Result<Option<Vec<V
         .map(Some)
 }
 
+/// [`log_densities`] where they exceed the budget: the log prior plus `N/m` times the
+/// log likelihood of `m` evenly spaced training rows — a fixed function of θ, so its R̂
+/// and ESS check the chains as `lp__`'s would — with `m` such that the kept draws times
+/// `m` rows times the parameters (a dense row's cost) are at most `64·LP_BUDGET`.
+fn subset_log_densities(model: &dyn ModelSync, chains: &[Chain]) -> Result<Vec<Vec<f64>>, String> {
+    use rayon::prelude::*;
+    let kept: usize = chains.iter().map(Chain::kept).sum();
+    let n = model.len();
+    let cost = kept.max(1) as f64 * model.dim().max(1) as f64;
+    let m = ((64.0 * cmdstan::LP_BUDGET / cost) as usize).clamp(1, n);
+    let rows: Vec<usize> = (0..m).map(|k| k * n / m).collect();
+    let scale = n as f64 / m as f64;
+    chains
+        .par_iter()
+        .map(|ch| {
+            let mut lp = Vec::with_capacity(ch.kept());
+            ch.draws.rows(0..ch.kept(), |_, theta| {
+                lp.push(model.log_prior(theta) + scale * model.log_lik(theta, &rows));
+                Ok(())
+            })?;
+            Ok(lp)
+        })
+        .collect()
+}
+
 /// Up to 1000 pooled draws (evenly spaced) with their weights, for prediction.
 fn pooled_draws(
     chains: &[Chain],
@@ -429,4 +460,38 @@ fn pooled_draws(
         at += ch.kept();
     }
     Ok(pooled)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sample::draws::Draws;
+    use crate::sample::kept::Kept;
+    use sgld::models::{Gaussian, LogisticDense, Model};
+
+    /// Within the budget the subset is every row (then it is lp__); above it, the log
+    /// prior plus `N/m` times the likelihood of `m` evenly spaced rows.
+    #[test]
+    fn subset_log_densities_scale_a_fixed_subset() {
+        let n = 30;
+        let x: Vec<f32> = (0..2 * n)
+            .map(|i| ((i * 7) % 11) as f32 * 0.2 - 1.0)
+            .collect();
+        let y: Vec<f32> = (0..n)
+            .map(|i| if i % 3 == 0 { -1.0 } else { 1.0 })
+            .collect();
+        let m = LogisticDense::new(&x, &y, 2, Gaussian::new(1.0).unwrap()).unwrap();
+        let mut draws = Draws::in_memory(2);
+        let mut kept = Kept::default();
+        for k in 0..5 {
+            draws.push(&[0.1 * k as f32, -0.3]).unwrap();
+            kept.push(k + 1, 0.1, 0.1);
+        }
+        let chains = vec![Chain::from_draws(0, draws, kept)];
+        let full = log_densities(&m, &chains).unwrap().unwrap();
+        let sub = subset_log_densities(&m, &chains).unwrap();
+        for (a, b) in full[0].iter().zip(&sub[0]) {
+            assert!((a - b).abs() < 1e-9 * a.abs().max(1.0), "{a} vs {b}");
+        }
+    }
 }
