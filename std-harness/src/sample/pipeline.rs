@@ -467,7 +467,7 @@ mod tests {
     use super::*;
     use crate::sample::draws::Draws;
     use crate::sample::kept::Kept;
-    use sgld::models::{Gaussian, LogisticDense, Model};
+    use sgld::models::{Gaussian, LogisticDense};
 
     /// Within the budget the subset is every row (then it is lp__); above it, the log
     /// prior plus `N/m` times the likelihood of `m` evenly spaced rows.
