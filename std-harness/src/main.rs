@@ -196,13 +196,13 @@ struct SampleArgs {
     /// pSGLD diagonal bias λ (on the scale of the per-datum mean gradient).
     #[arg(long, default_value_t = 1e-5)]
     lambda: f32,
-    /// Hidden ReLU units of --model mlp.
-    #[arg(long, default_value_t = 50)]
-    hidden: usize,
-    /// The output of --model mlp: gaussian (regression, learned noise precision) or
-    /// bernoulli (binary labels ±1 or 0/1).
-    #[arg(long, value_enum, default_value_t = NetOutput::Gaussian)]
-    output: NetOutput,
+    /// Hidden ReLU units of --model mlp [default: 50].
+    #[arg(long)]
+    hidden: Option<usize>,
+    /// The output of --model mlp: gaussian (regression, learned noise precision; the
+    /// default) or bernoulli (binary labels ±1 or 0/1).
+    #[arg(long, value_enum)]
+    output: Option<NetOutput>,
 }
 
 #[derive(Debug, Args)]
@@ -264,8 +264,14 @@ fn main() -> ExitCode {
     }
 }
 
-fn config(a: SampleArgs, sampler: SamplerKind) -> SampleConfig {
-    SampleConfig {
+fn config(a: SampleArgs, sampler: SamplerKind) -> Result<SampleConfig, String> {
+    if a.model != ModelKind::Mlp && (a.hidden.is_some() || a.output.is_some()) {
+        return Err(format!(
+            "--hidden and --output shape a network: they need --model mlp, not {}",
+            a.model.name()
+        ));
+    }
+    Ok(SampleConfig {
         model: a.model,
         train: a.train,
         test: a.test,
@@ -300,17 +306,17 @@ fn config(a: SampleArgs, sampler: SamplerKind) -> SampleConfig {
             decay: a.decay,
             lambda: a.lambda,
         },
-        hidden: a.hidden,
-        output: a.output,
+        hidden: a.hidden.unwrap_or(50),
+        output: a.output.unwrap_or(NetOutput::Gaussian),
         progress: std::io::stderr().is_terminal(),
-    }
+    })
 }
 
 fn run(cli: Cli) -> Result<ExitCode, String> {
     match cli.command {
         Command::Sample(SampleCmd { args, sampler }) => {
             let sampler = sampler.unwrap_or(SamplerKind::default_for(args.model));
-            let cfg = config(args, sampler);
+            let cfg = config(args, sampler)?;
             let (summary, failure) = sample::run(&cfg)?;
             if let Some(f) = failure {
                 eprintln!(
@@ -334,7 +340,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             mala_steps,
         }) => {
             let cfg = CompareConfig {
-                base: config(args, SamplerKind::Sgld),
+                base: config(args, SamplerKind::Sgld)?,
                 samplers: samplers.unwrap_or_else(|| SamplerKind::ALL.to_vec()),
                 mala_steps,
             };

@@ -266,7 +266,11 @@ fn network_options_are_checked() {
     let dir = tmp("refused");
     let train = dir.join("train.csv");
     write_circle(&train, 50, 3);
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 7] = [
+        (
+            &["--model", "logistic", "--hidden", "3"],
+            "need --model mlp",
+        ),
         (
             &["--model", "logistic", "--sampler", "kfac"],
             "needs --model mlp",
