@@ -10,7 +10,7 @@ use rand_core::SeedableRng;
 use sgld::models::{Mlp, Model, Noise};
 use sgld::noise::{DefaultRng, fill_normal};
 use sgld_harness::sample::network::{self, names};
-use sgld_harness::sample::{ModelKind, SampleConfig, SamplerKind, Target, sample_model};
+use sgld_harness::sample::{ModelKind, NetOutput, SampleConfig, SamplerKind, Target, sample_model};
 use sgld_harness::spec::{StepChoice, StepSpec, Thin};
 
 fn tmp(name: &str) -> PathBuf {
@@ -106,39 +106,60 @@ fn sampled_functionals(net: &Mlp<'_>, dir: &Path) -> (Vec<f64>, Vec<f64>) {
 #[test]
 fn a_small_network_matches_a_long_mala_run() {
     let (x, y) = sine_data();
-    let net = Mlp::new(
-        &x,
-        &y,
-        1,
-        4,
-        1.0,
-        network::noise(sgld_harness::sample::NetOutput::Gaussian),
-    )
-    .unwrap();
-    let start = network::start(&net, 5);
-    let reference = mala_reference_of(&net, 400_000, start, true, &|theta, out| {
-        functionals(&net, theta, out)
+    let net = Mlp::new(&x, &y, 1, 4, 1.0, network::noise(NetOutput::Gaussian)).unwrap();
+    matches_mala(
+        &net,
+        "sine",
+        &[
+            (SamplerKind::Kfac, 0.01, 200_000),
+            (SamplerKind::Sgld, 2e-5, 400_000),
+        ],
+    );
+}
+
+/// The same for a classifying network: labels the sign of `sin(1.5x)` with 10% flipped;
+/// its logits at [`AT`] against MALA's.
+#[test]
+fn a_small_classifier_matches_a_long_mala_run() {
+    let (x, y) = sine_data();
+    let labels: Vec<f32> = y
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            if (v > 0.0) != (i % 10 == 3) {
+                1.0
+            } else {
+                -1.0
+            }
+        })
+        .collect();
+    let net = Mlp::new(&x, &labels, 1, 4, 1.0, network::noise(NetOutput::Bernoulli)).unwrap();
+    matches_mala(&net, "sign", &[(SamplerKind::Kfac, 0.01, 200_000)]);
+}
+
+/// Each `(sampler, ε, steps)` through `Target::network` against a long MALA run on `net`.
+fn matches_mala(net: &Mlp<'_>, name: &str, runs: &[(SamplerKind, f64, u64)]) {
+    let start = network::start(net, 5);
+    let reference = mala_reference_of(net, 400_000, start, true, &|theta, out| {
+        functionals(net, theta, out)
     });
     assert!(
         reference.acceptance > 0.3,
         "MALA acceptance {}",
         reference.acceptance
     );
-    for (sampler, eps, steps) in [
-        (SamplerKind::Kfac, 0.01, 200_000),
-        (SamplerKind::Sgld, 2e-5, 400_000),
-    ] {
-        let out = tmp(sampler.name());
+    for &(sampler, eps, steps) in runs {
+        let out = tmp(&format!("{name}-{}", sampler.name()));
         let mut cfg = SampleConfig::new(ModelKind::Mlp, "unused".into(), out.clone());
         cfg.sampler = sampler;
         cfg.step_size = StepChoice::Given(StepSpec::Const(eps));
         cfg.steps = Some(steps);
         cfg.burn_in = sgld_harness::spec::BurnIn::Steps(steps / 10);
         cfg.thin = Thin::Auto;
-        let target = Target::network(&net, "sine", names(&["x".into()], 4, net.noise()));
+        let target = Target::network(net, name, names(&["x".into()], 4, net.noise()));
         let outcome = sample_model(&target, &cfg).unwrap();
         assert!(outcome.failure.is_none());
-        let (mean, se) = sampled_functionals(&net, &out);
+        let (mean, se) = sampled_functionals(net, &out);
         for j in 0..mean.len() {
             let tol = 4.0 * (se[j].powi(2) + reference.mean_se[j].powi(2)).sqrt()
                 + 0.02 * reference.sd[j];
@@ -148,7 +169,7 @@ fn a_small_network_matches_a_long_mala_run() {
                 "log_precision".into()
             };
             eprintln!(
-                "{}: {what}: {:.4} vs MALA {:.4} (tolerance {:.4}; sd {:.4})",
+                "{name}, {}: {what}: {:.4} vs MALA {:.4} (tolerance {:.4}; sd {:.4})",
                 sampler.name(),
                 mean[j],
                 reference.mean[j],
@@ -157,7 +178,7 @@ fn a_small_network_matches_a_long_mala_run() {
             );
             assert!(
                 (mean[j] - reference.mean[j]).abs() <= tol,
-                "{}: {what}: {} vs MALA {} (tolerance {tol})",
+                "{name}, {}: {what}: {} vs MALA {} (tolerance {tol})",
                 sampler.name(),
                 mean[j],
                 reference.mean[j]
