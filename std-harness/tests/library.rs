@@ -58,6 +58,16 @@ fn run_command(
     (train, cli, lib)
 }
 
+/// The command line a run recorded (summary.json and the CmdStan headers hold it).
+fn command_line(summary: &serde_json::Value) -> Vec<String> {
+    summary["command_line"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect()
+}
+
 #[test]
 fn the_library_call_writes_what_the_command_writes() {
     let dir = tempfile::tempdir().unwrap();
@@ -107,13 +117,7 @@ fn the_library_call_writes_what_the_command_writes() {
         });
     let mut cfg = SampleConfig::new(ModelKind::Poisson, train.clone(), lib.clone());
     cfg.steps = Some(3000);
-    // The command line the command recorded (summary.json and the CmdStan headers).
-    cfg.command_line = recorded["command_line"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_str().unwrap().to_string())
-        .collect();
+    cfg.command_line = command_line(&recorded);
     let outcome = sample_model(&target, &cfg).unwrap();
     assert!(outcome.failure.is_none());
 
@@ -174,12 +178,7 @@ fn a_network_through_the_library_is_the_command() {
     });
     let mut cfg = SampleConfig::new(ModelKind::Mlp, train.clone(), lib.clone());
     cfg.hidden = 8;
-    cfg.command_line = recorded["command_line"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_str().unwrap().to_string())
-        .collect();
+    cfg.command_line = command_line(&recorded);
     let outcome = sample_model(&target, &cfg).unwrap();
     assert!(outcome.failure.is_none());
     for f in ["draws.csv", "chain_1.npy", "chain_4.npy"] {

@@ -189,7 +189,7 @@ impl<'a> Mlp<'a> {
     }
 
     /// `f(x)` in f64 (for log densities).
-    fn predict_f64(&self, theta: &[f32], x: &[f32]) -> f64 {
+    pub fn predict_f64(&self, theta: &[f32], x: &[f32]) -> f64 {
         let o = self.out_offset();
         let mut f = theta[o + self.width] as f64;
         for h in 0..self.width {
@@ -205,6 +205,31 @@ impl<'a> Mlp<'a> {
             }
         }
         f
+    }
+
+    /// `(log λ, λ)` at `theta`, for [`Mlp::output_log_lik`] (`(0, 1)` for
+    /// [`Noise::Bernoulli`], which has no noise precision).
+    pub fn log_precision(&self, theta: &[f32]) -> (f64, f64) {
+        let lambda = self.precision(theta) as f64;
+        match self.noise {
+            Noise::Learned { .. } => (
+                theta.get(self.dim() - 1).map_or(f64::NAN, |&g| g as f64),
+                lambda,
+            ),
+            Noise::Fixed(_) => (libm::log(lambda), lambda),
+            Noise::Bernoulli => (0.0, 1.0),
+        }
+    }
+
+    /// `log p(y | f)` for an output `f = f(x)`, with `(log λ, λ)` from
+    /// [`Mlp::log_precision`]: the term [`Model::log_lik`] sums, for a caller that has
+    /// `f` already.
+    pub fn output_log_lik(&self, f: f64, y: f32, (log_lambda, lambda): (f64, f64)) -> f64 {
+        if self.noise == Noise::Bernoulli {
+            return crate::math::log_sigmoid_f64(y as f64 * f);
+        }
+        let r = y as f64 - f;
+        0.5 * log_lambda - super::HALF_LN_TAU - 0.5 * lambda * r * r
     }
 
     fn fits(&self, theta: &[f32], grad_len: usize) -> bool {
@@ -296,22 +321,11 @@ impl Model for Mlp<'_> {
         if theta.len() != self.dim() {
             return f64::NAN;
         }
-        let lambda = self.precision(theta) as f64;
-        let log_lambda = match self.noise {
-            Noise::Learned { .. } => theta[self.dim() - 1] as f64,
-            _ => libm::log(lambda),
-        };
+        let precision = self.log_precision(theta);
         batch
             .iter()
             .filter_map(|&i| Some((*self.y.get(i)?, self.row(i))))
-            .map(|(y, x)| {
-                let f = self.predict_f64(theta, x);
-                if self.noise == Noise::Bernoulli {
-                    return crate::math::log_sigmoid_f64(y as f64 * f);
-                }
-                let r = y as f64 - f;
-                0.5 * log_lambda - super::HALF_LN_TAU - 0.5 * lambda * r * r
-            })
+            .map(|(y, x)| self.output_log_lik(self.predict_f64(theta, x), y, precision))
             .sum()
     }
 }

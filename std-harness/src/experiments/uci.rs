@@ -20,7 +20,6 @@ use rand_core::SeedableRng;
 use rayon::prelude::*;
 use sgld::gradient::{MiniBatch, sample_batch};
 use sgld::kfac::KfacSgld;
-use sgld::math::log_add_exp;
 use sgld::models::{Mlp, Model, Noise};
 use sgld::noise::{DefaultRng, fill_normal};
 use sgld::sampler::{Psgld, Sampler};
@@ -28,7 +27,7 @@ use sgld::{ChainState, Sgld};
 
 use super::Context;
 use crate::plot::{self, Panel, Series};
-use crate::sample::chain_seed;
+use crate::sample::{chain_seed, network};
 
 const WIDTH: usize = 50;
 const BATCH: usize = 32;
@@ -252,24 +251,15 @@ fn net<'a>(x: &'a [f32], y: &'a [f32], d: usize) -> Result<Mlp<'a>, String> {
 }
 
 /// Posterior-predictive log-likelihood per datum and RMSE of the samples (`dim` floats
-/// each) on the rows `test` holds, in standardised units: per row the log of the mean
-/// over samples of `N(y; f(x), 1/λ)`, accumulated by log-add-exp.
+/// each) on the rows `test` holds, in standardised units ([`network::predictive`] with
+/// equal weights).
 fn predictive(test: &Mlp<'_>, samples: &[f32]) -> (f64, f64) {
-    let dim = test.dim();
-    let k = samples.len() / dim;
-    let (x, y) = test.data();
-    let d = test.d_in();
-    let (mut ll, mut se) = (0.0, 0.0);
-    for (i, &yi) in y.iter().enumerate() {
-        let (mut log_sum, mut mean) = (f64::NEG_INFINITY, 0.0f64);
-        for s in samples.chunks_exact(dim) {
-            log_sum = log_add_exp(log_sum, test.log_lik(s, &[i]));
-            mean += test.predict(s, &x[i * d..(i + 1) * d]) as f64 / k as f64;
-        }
-        ll += log_sum - (k as f64).ln();
-        se += (yi as f64 - mean).powi(2);
-    }
-    (ll / y.len() as f64, (se / y.len() as f64).sqrt())
+    let draws: Vec<(Vec<f32>, f64)> = samples
+        .chunks_exact(test.dim())
+        .map(|s| (s.to_vec(), 1.0))
+        .collect();
+    let t = network::predictive(test, &draws, None);
+    (t.log_lik_per_datum, t.rmse.unwrap_or(f64::NAN))
 }
 
 /// Runs one sampler on the training rows of `sp` (validation rows excluded by the caller).

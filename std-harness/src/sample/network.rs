@@ -218,19 +218,22 @@ pub fn predictive(test: &Mlp<'_>, draws: &[(Vec<f32>, f64)], y_sd: Option<f64>) 
     let total: f64 = draws.iter().map(|w| w.1).sum();
     let log_total = total.ln();
     let bernoulli = matches!(test.noise(), Noise::Bernoulli);
+    // Each draw's noise precision once, not once a row.
+    let precisions: Vec<(f64, f64)> = draws.iter().map(|(t, _)| test.log_precision(t)).collect();
     let (hits, se, ll) = y
         .par_iter()
         .enumerate()
         .map(|(i, &yi)| {
             let row = &x[i * d..(i + 1) * d];
             let (mut mean, mut lse) = (0.0f64, f64::NEG_INFINITY);
-            for (theta, w) in draws {
-                let f = test.predict(theta, row) as f64;
+            // One forward pass per draw gives the prediction and the density.
+            for ((theta, w), &p) in draws.iter().zip(&precisions) {
+                let f = test.predict_f64(theta, row);
                 if bernoulli {
                     mean += w * sigmoid(f as f32) as f64;
                 } else {
                     mean += w * f;
-                    lse = log_add_exp(lse, w.ln() + test.log_lik(theta, &[i]));
+                    lse = log_add_exp(lse, w.ln() + test.output_log_lik(f, yi, p));
                 }
             }
             mean /= total;

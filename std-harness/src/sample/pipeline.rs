@@ -402,18 +402,23 @@ fn log_densities(model: &dyn ModelSync, chains: &[Chain]) -> Result<Option<Vec<V
     if kept as f64 * model.len() as f64 > cmdstan::LP_BUDGET {
         return Ok(None);
     }
+    per_draw(chains, |theta| mode::log_posterior(model, theta)).map(Some)
+}
+
+/// `f` at every kept draw of every chain, the chains in parallel.
+fn per_draw(chains: &[Chain], f: impl Fn(&[f32]) -> f64 + Sync) -> Result<Vec<Vec<f64>>, String> {
+    use rayon::prelude::*;
     chains
-        .iter()
+        .par_iter()
         .map(|ch| {
-            let mut lp = Vec::with_capacity(ch.kept());
+            let mut values = Vec::with_capacity(ch.kept());
             ch.draws.rows(0..ch.kept(), |_, theta| {
-                lp.push(mode::log_posterior(model, theta));
+                values.push(f(theta));
                 Ok(())
             })?;
-            Ok(lp)
+            Ok(values)
         })
-        .collect::<Result<_, String>>()
-        .map(Some)
+        .collect()
 }
 
 /// [`log_densities`] where they exceed the budget: the log prior plus `N/m` times the
@@ -421,24 +426,15 @@ fn log_densities(model: &dyn ModelSync, chains: &[Chain]) -> Result<Option<Vec<V
 /// and ESS check the chains as `lp__`'s would — with `m` such that the kept draws times
 /// `m` rows times the parameters (a dense row's cost) are at most `64·LP_BUDGET`.
 fn subset_log_densities(model: &dyn ModelSync, chains: &[Chain]) -> Result<Vec<Vec<f64>>, String> {
-    use rayon::prelude::*;
     let kept: usize = chains.iter().map(Chain::kept).sum();
     let n = model.len();
     let cost = kept.max(1) as f64 * model.dim().max(1) as f64;
     let m = ((64.0 * cmdstan::LP_BUDGET / cost) as usize).clamp(1, n);
     let rows: Vec<usize> = (0..m).map(|k| k * n / m).collect();
     let scale = n as f64 / m as f64;
-    chains
-        .par_iter()
-        .map(|ch| {
-            let mut lp = Vec::with_capacity(ch.kept());
-            ch.draws.rows(0..ch.kept(), |_, theta| {
-                lp.push(model.log_prior(theta) + scale * model.log_lik(theta, &rows));
-                Ok(())
-            })?;
-            Ok(lp)
-        })
-        .collect()
+    per_draw(chains, |theta| {
+        model.log_prior(theta) + scale * model.log_lik(theta, &rows)
+    })
 }
 
 /// Up to 1000 pooled draws (evenly spaced) with their weights, for prediction.
