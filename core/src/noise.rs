@@ -132,6 +132,14 @@ pub fn fill_normal_simd<R: Rng + ?Sized>(rng: &mut R, out: &mut [f32]) {
     fill_blocks(rng, out, pairs)
 }
 
+/// The SIMD implementation without tables, on any target: what [`fill_normal_simd`] is
+/// where there is no vector permute (wasm32 with `simd128`, x86 without AVX-512, Arm),
+/// public so tests and benches can run it on a target that has one. Within a few ulps
+/// of [`reference::fill_normal`] (the tests compare them); same layout, same words.
+pub fn fill_normal_polynomial<R: Rng + ?Sized>(rng: &mut R, out: &mut [f32]) {
+    fill_blocks(rng, out, pairs_polynomial)
+}
+
 /// The SIMD implementation's arithmetic one pair at a time, in plain f32 (no libm): what
 /// [`fill_normal`] runs on a target where `wide` has no SIMD backend (a Cortex-M4F), where
 /// it equals [`fill_normal_simd`] bit for bit, each `mul_add` being two roundings there
@@ -274,9 +282,50 @@ fn le_words(bytes: &[u8]) -> [u64; WORDS] {
     w
 }
 
-/// Box–Muller on sixteen words: the cosines and the sines of the pairs, lane order.
+/// Whether the target reads a sixteen-entry table into sixteen lanes with one
+/// instruction (AVX-512's permutes). Where it cannot, a lookup is sixteen scalar reads
+/// and lane inserts, which cost more than the polynomials that replace the tables.
+const PERMUTE: bool = cfg!(all(
+    any(target_arch = "x86", target_arch = "x86_64"),
+    target_feature = "avx512f"
+));
+
+/// Box–Muller on sixteen words as the target computes it best: [`pairs_tabled`] with
+/// a vector permute, [`pairs_polynomial`] without one.
 #[inline(always)]
 fn pairs(words: &[u64; WORDS]) -> ([f32; WORDS], [f32; WORDS]) {
+    if PERMUTE {
+        pairs_tabled(words)
+    } else {
+        pairs_polynomial(words)
+    }
+}
+
+/// Box–Muller on sixteen words with [`vector`]'s tables: the cosines and the sines of
+/// the pairs, lane order.
+#[inline(always)]
+fn pairs_tabled(words: &[u64; WORDS]) -> ([f32; WORDS], [f32; WORDS]) {
+    // max(·, 0) keeps √ away from a −0 or tiny negative when u₁ rounds to 1.
+    let radius_sq = |u| vector::minus_two_ln_scaled(u).max(f32x16::ZERO);
+    box_muller(words, radius_sq, vector::polar)
+}
+
+/// Box–Muller on sixteen words with [`polynomial`]'s table-free `ln`, `sin` and `cos`.
+#[inline(always)]
+fn pairs_polynomial(words: &[u64; WORDS]) -> ([f32; WORDS], [f32; WORDS]) {
+    // No max(·, 0): that `ln` is exactly 0 at u₁ = 1 and negative below it (`√−0` is
+    // −0, a radius that gives ±0).
+    box_muller(words, polynomial::minus_two_ln_scaled, polynomial::polar)
+}
+
+/// The pairs of sixteen words given `r² = −2 ln(x·2⁻³¹)` (never negative) and the
+/// polar map.
+#[inline(always)]
+fn box_muller(
+    words: &[u64; WORDS],
+    radius_sq: impl Fn(f32x16) -> f32x16,
+    polar: impl Fn(f32x16, i32x16) -> (f32x16, f32x16),
+) -> ([f32; WORDS], [f32; WORDS]) {
     // Eight words as sixteen 32-bit halves are a plain reinterpretation of the register
     // (lane j is half j): the radii's halves, then the angles'.
     let (radii, angles) = words.split_at(WORDS / 2);
@@ -293,9 +342,8 @@ fn pairs(words: &[u64; WORDS]) -> ([f32; WORDS], [f32; WORDS]) {
     let ab: i32x16 = cast(halves(angles) >> 8u32);
     // u₁·2³¹ = ⌊h/2⌋ + ½; the power of two is taken in ln's exponent.
     let u = f32x16::from_i32x16(rb) + f32x16::splat(0.5);
-    // max(·, 0) keeps √ away from a −0 or tiny negative when u₁ rounds to 1.
-    let r = vector::minus_two_ln_scaled(u).max(f32x16::ZERO).sqrt();
-    let (c, s) = vector::polar(r, ab);
+    let r = radius_sq(u).sqrt();
+    let (c, s) = polar(r, ab);
     (c.to_array(), s.to_array())
 }
 
@@ -471,6 +519,84 @@ mod vector {
         // (sector 32 is sector 0).
         let (rs, rc) = (r * lookup32(&SIN_32, s), r * lookup32(&COS_32, s));
         (rc.mul_sub(cos_x, rs * sin_x), rs.mul_add(cos_x, rc * sin_x))
+    }
+}
+
+/// Vector `ln` and `sin`/`cos` without tables, for targets where a lookup is one lane
+/// at a time: the arguments reduced exactly by integer arithmetic as in [`vector`] but
+/// to wider ranges, and Cephes' single-precision polynomials on them (Moshier 1989:
+/// `logf` on `[√½, √2)`, `sinf` and `cosf` on `[−π/4, π/4]`, each within about an ulp).
+mod polynomial {
+    use super::vector::SQRT_HALF;
+    use wide::bytemuck::cast;
+    use wide::{f32x16, i32x16};
+
+    /// `P(t)` of Cephes' `logf`, `ln(1 + t) = t − t²/2 + t³·P(t)`, highest power first.
+    #[allow(clippy::excessive_precision)]
+    const LN_P: [f32; 9] = [
+        7.037_683_629_2e-2,
+        -1.151_461_031_0e-1,
+        1.167_699_874_0e-1,
+        -1.242_014_084_6e-1,
+        1.424_932_278_7e-1,
+        -1.666_805_766_5e-1,
+        2.000_071_476_5e-1,
+        -2.499_999_399_3e-1,
+        3.333_333_117_4e-1,
+    ];
+
+    #[inline(always)]
+    fn splat(x: f32) -> f32x16 {
+        f32x16::splat(x)
+    }
+
+    /// `−2 ln(x·2⁻³¹)` for `x ∈ [½, 2³¹]`, as [`super::vector::minus_two_ln_scaled`]:
+    /// `u₁ = 2^e·f` with `f ∈ [√½, √2)`, `t = f − 1` (exact), `ln f` by Cephes'
+    /// polynomial and `ln 2` split as Cephes splits it.
+    #[inline(always)]
+    pub(super) fn minus_two_ln_scaled(x: f32x16) -> f32x16 {
+        const SQRT_HALF_BITS: i32 = SQRT_HALF.to_bits() as i32;
+        let bits: i32x16 = cast(x);
+        let k = bits - i32x16::splat(SQRT_HALF_BITS + (31 << 23));
+        let e = f32x16::from_i32x16(k >> 23u32);
+        let f: f32x16 = cast((k & i32x16::splat(0x007f_ffff)) + i32x16::splat(SQRT_HALF_BITS));
+        let t = f - f32x16::ONE;
+        let z = t * t;
+        let p = LN_P[1..]
+            .iter()
+            .fold(splat(LN_P[0]), |p, &c| p.mul_add(t, splat(c)));
+        let y = e.mul_add(splat(-2.121_944_4e-4), (t * z) * p);
+        let ln_f = t + z.mul_add(splat(-0.5), y);
+        e.mul_add(splat(0.693_359_4), ln_f) * splat(-2.0)
+    }
+
+    /// `(r cos φ, r sin φ)` for `φ = 2π·a/2²⁴`, `a ∈ [0, 2²⁴)`: the quarter turn `k`
+    /// and residual `x ∈ [−π/4, π/4)` of the scalar twin's reduction, Cephes' `sinf`
+    /// and `cosf` polynomials on `x`, and the rotation by `k` as selects and sign flips.
+    #[inline(always)]
+    pub(super) fn polar(r: f32x16, a: i32x16) -> (f32x16, f32x16) {
+        let k = (a + i32x16::splat(1 << 21)) >> 22u32;
+        let x = f32x16::from_i32x16(a - (k << 22u32)) * splat(super::TWO_PI_OVER_2_24);
+        let z = x * x;
+        let sin_x = (x * z).mul_add(
+            z.mul_add(
+                z.mul_add(splat(-1.951_529_6e-4), splat(8.332_161e-3)),
+                splat(-1.666_665_5e-1),
+            ),
+            x,
+        );
+        let cos_p = z.mul_add(
+            z.mul_add(splat(2.443_315_7e-5), splat(-1.388_731_6e-3)),
+            splat(4.166_664_6e-2),
+        );
+        let cos_x = (z * z).mul_add(cos_p, z.mul_add(splat(-0.5), f32x16::ONE));
+        // (cos φ, sin φ) is (c, s), (−s, c), (−c, −s), (s, −c) for k = 0, 1, 2, 3 (mod 4):
+        // odd k swaps, k ∈ {1, 2} negates the cosine, k ∈ {2, 3} the sine.
+        let swap: f32x16 = cast(i32x16::ZERO - (k & i32x16::ONE));
+        let (c, s) = (swap.bitselect(sin_x, cos_x), swap.bitselect(cos_x, sin_x));
+        let flip_c: f32x16 = cast(((k + i32x16::ONE) & i32x16::splat(2)) << 30u32);
+        let flip_s: f32x16 = cast((k & i32x16::splat(2)) << 30u32);
+        ((r ^ flip_c) * c, (r ^ flip_s) * s)
     }
 }
 

@@ -96,13 +96,19 @@ proptest! {
         let (mut bs, mut br) = (noise.clone(), noise.clone());
         let cs = simd::langevin_step_checked(&mut ks, &g, &mut bs, h, s);
         let cr = reference::langevin_step_checked(&mut kr, &g, &mut br, h, s);
+        // Four lanes at a time (the path of targets without 512-bit vectors).
+        let (mut k4, mut b4) = (t.clone(), noise.clone());
+        let c4 = simd::langevin_step_checked_x4(&mut k4, &g, &mut b4, h, s);
+        prop_assert_eq!(bits(&k4), bits(&ks), "four lanes: θ");
+        prop_assert_eq!(bits(&b4), bits(&bs), "four lanes: old θ");
+        prop_assert_eq!(c4.finite, cs.finite);
         prop_assert_eq!(&ks, &ps, "checked step = plain proposal");
         prop_assert_eq!(&kr, &pr);
         prop_assert_eq!(&bs, &t, "old θ kept in the noise buffer");
         prop_assert_eq!(&br, &t);
         prop_assert_eq!(cs.finite, ps.iter().all(|v| v.is_finite()));
         prop_assert_eq!(cr.finite, pr.iter().all(|v| v.is_finite()));
-        for (what, xs, got) in [("noise", &noise, [cs.noise_sq, cr.noise_sq]), ("grad", &g, [cs.grad_sq, cr.grad_sq])] {
+        for (what, xs, got) in [("noise", &noise, [cs.noise_sq, cr.noise_sq, c4.noise_sq]), ("grad", &g, [cs.grad_sq, cr.grad_sq, c4.grad_sq])] {
             let sq: f64 = xs.iter().map(|&e| e as f64 * e as f64).sum();
             prop_assume!(sq < f32::MAX as f64 / 2.0);
             let sq_tol = 2.0 * (n as f64 + 1.0) * U * sq + 1e-40;
@@ -145,6 +151,11 @@ proptest! {
         let (mut bs, mut br) = (noise.to_vec(), noise.to_vec());
         let cs = simd::langevin_step_checked(&mut ps, &g, &mut bs, 0.5, 1.0);
         let cr = reference::langevin_step_checked(&mut pr, &g, &mut br, 0.5, 1.0);
+        let (mut p4, mut b4) = (t.clone(), noise.to_vec());
+        let c4 = simd::langevin_step_checked_x4(&mut p4, &g, &mut b4, 0.5, 1.0);
+        prop_assert_eq!(c4.finite, cs.finite);
+        prop_assert_eq!(bits(&p4), bits(&ps), "four lanes: θ");
+        prop_assert_eq!(bits(&b4), bits(&bs), "four lanes: old θ");
         prop_assert_eq!(cs.finite, cr.finite);
         prop_assert_eq!(cs.finite, ps.iter().all(|v| v.is_finite()));
         for i in 0..n {
@@ -482,6 +493,7 @@ proptest! {
         type Step = fn(&mut [f32], &[f32], &mut [f32], f32, f32) -> sgld::kernels::StepCheck;
         for (what, step) in [
             ("simd", simd::langevin_step_checked as Step),
+            ("four lanes", simd::langevin_step_checked_x4 as Step),
             ("reference", reference::langevin_step_checked as Step),
         ] {
             let (mut t, mut e) = (b.clone(), c.clone());

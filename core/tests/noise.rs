@@ -8,14 +8,25 @@
 //! errors (a false alarm about once in 1.7 million runs per check).
 
 use rand_core::Rng;
-use sgld::noise::{default_rng, fill_normal, fill_normal_lanes, fill_normal_simd, reference};
+use sgld::noise::{
+    DefaultRng, default_rng, fill_normal, fill_normal_lanes, fill_normal_polynomial,
+    fill_normal_simd, reference,
+};
 
 const N: usize = 10_000_000;
 const SEED: u64 = 0x5EED_2011;
 
-fn draws() -> Vec<f32> {
+/// The fills checked: what [`fill_normal`] runs here, and the table-free arithmetic it
+/// runs on targets without a vector permute (wasm32), which this one can run too.
+type Fill = fn(&mut DefaultRng, &mut [f32]);
+const FILLS: [(&str, Fill); 2] = [
+    ("fill_normal", fill_normal),
+    ("fill_normal_polynomial", fill_normal_polynomial),
+];
+
+fn draws(fill: Fill) -> Vec<f32> {
     let mut z = vec![0.0f32; N];
-    fill_normal(&mut default_rng(SEED), &mut z);
+    fill(&mut default_rng(SEED), &mut z);
     z
 }
 
@@ -35,94 +46,117 @@ fn kolmogorov_sf(x: f64) -> f64 {
 
 #[test]
 fn moments_within_five_standard_errors() {
-    let z = draws();
-    let n = N as f64;
-    let mean = z.iter().map(|&x| x as f64).sum::<f64>() / n;
-    let (mut m2, mut m3, mut m4) = (0.0, 0.0, 0.0);
-    for &x in &z {
-        let d = x as f64 - mean;
-        let d2 = d * d;
-        m2 += d2;
-        m3 += d2 * d;
-        m4 += d2 * d2;
+    for (path, fill) in FILLS {
+        let z = draws(fill);
+        let n = N as f64;
+        let mean = z.iter().map(|&x| x as f64).sum::<f64>() / n;
+        let (mut m2, mut m3, mut m4) = (0.0, 0.0, 0.0);
+        for &x in &z {
+            let d = x as f64 - mean;
+            let d2 = d * d;
+            m2 += d2;
+            m3 += d2 * d;
+            m4 += d2 * d2;
+        }
+        let (m2, m3, m4) = (m2 / n, m3 / n, m4 / n);
+        let skew = m3 / m2.powf(1.5);
+        let kurt = m4 / (m2 * m2) - 3.0;
+        eprintln!(
+            "{path}: seed {SEED:#x}: mean {mean:.2e} var {m2:.6} skew {skew:.2e} excess kurtosis {kurt:.2e}"
+        );
+        assert!(mean.abs() < 5.0 * (1.0 / n).sqrt(), "{path}: mean {mean}");
+        assert!(
+            (m2 - 1.0).abs() < 5.0 * (2.0 / n).sqrt(),
+            "{path}: variance {m2}"
+        );
+        assert!(
+            skew.abs() < 5.0 * (6.0 / n).sqrt(),
+            "{path}: skewness {skew}"
+        );
+        assert!(
+            kurt.abs() < 5.0 * (24.0 / n).sqrt(),
+            "{path}: excess kurtosis {kurt}"
+        );
     }
-    let (m2, m3, m4) = (m2 / n, m3 / n, m4 / n);
-    let skew = m3 / m2.powf(1.5);
-    let kurt = m4 / (m2 * m2) - 3.0;
-    eprintln!(
-        "seed {SEED:#x}: mean {mean:.2e} var {m2:.6} skew {skew:.2e} excess kurtosis {kurt:.2e}"
-    );
-    assert!(mean.abs() < 5.0 * (1.0 / n).sqrt(), "mean {mean}");
-    assert!((m2 - 1.0).abs() < 5.0 * (2.0 / n).sqrt(), "variance {m2}");
-    assert!(skew.abs() < 5.0 * (6.0 / n).sqrt(), "skewness {skew}");
-    assert!(
-        kurt.abs() < 5.0 * (24.0 / n).sqrt(),
-        "excess kurtosis {kurt}"
-    );
 }
 
 #[test]
 fn kolmogorov_smirnov_against_phi() {
-    let mut z = draws();
-    z.sort_unstable_by(f32::total_cmp);
-    let n = N as f64;
-    let mut d = 0.0f64;
-    for (i, &x) in z.iter().enumerate() {
-        let f = phi(x as f64);
-        d = d.max((i as f64 + 1.0) / n - f).max(f - i as f64 / n);
+    for (path, fill) in FILLS {
+        let mut z = draws(fill);
+        z.sort_unstable_by(f32::total_cmp);
+        let n = N as f64;
+        let mut d = 0.0f64;
+        for (i, &x) in z.iter().enumerate() {
+            let f = phi(x as f64);
+            d = d.max((i as f64 + 1.0) / n - f).max(f - i as f64 / n);
+        }
+        let p = kolmogorov_sf(d * n.sqrt());
+        eprintln!(
+            "{path}: seed {SEED:#x}: KS D = {d:.3e}, sqrt(N)·D = {:.3}, p = {p:.3}",
+            d * n.sqrt()
+        );
+        assert!(
+            p > 0.001,
+            "{path}: KS test rejects at alpha = 0.001: D = {d}, p = {p}"
+        );
     }
-    let p = kolmogorov_sf(d * n.sqrt());
-    eprintln!(
-        "seed {SEED:#x}: KS D = {d:.3e}, sqrt(N)·D = {:.3}, p = {p:.3}",
-        d * n.sqrt()
-    );
-    assert!(
-        p > 0.001,
-        "KS test rejects at alpha = 0.001: D = {d}, p = {p}"
-    );
 }
 
 #[test]
 fn tail_frequencies_within_binomial_error() {
-    let z = draws();
-    let n = N as f64;
-    for t in [3.0f64, 4.0] {
-        let p = libm::erfc(t / std::f64::consts::SQRT_2);
-        let count = z.iter().filter(|x| (x.abs() as f64) > t).count() as f64;
-        let sd = (n * p * (1.0 - p)).sqrt();
-        eprintln!(
-            "|z| > {t}: {count} observed, {:.1} expected (sd {sd:.1})",
-            n * p
-        );
+    for (path, fill) in FILLS {
+        let z = draws(fill);
+        let n = N as f64;
+        for t in [3.0f64, 4.0] {
+            let p = libm::erfc(t / std::f64::consts::SQRT_2);
+            let count = z.iter().filter(|x| (x.abs() as f64) > t).count() as f64;
+            let sd = (n * p * (1.0 - p)).sqrt();
+            eprintln!(
+                "{path}: |z| > {t}: {count} observed, {:.1} expected (sd {sd:.1})",
+                n * p
+            );
+            assert!(
+                (count - n * p).abs() < 5.0 * sd,
+                "{path}: |z| > {t}: {count} vs {}",
+                n * p
+            );
+        }
         assert!(
-            (count - n * p).abs() < 5.0 * sd,
-            "|z| > {t}: {count} vs {}",
-            n * p
+            z.iter().all(|x| x.abs() < 6.67),
+            "{path}: tails are cut at 6.66"
         );
     }
-    assert!(z.iter().all(|x| x.abs() < 6.67), "tails are cut at 6.66");
 }
 
 #[test]
 fn lag_one_autocorrelation_within_error() {
-    let z = draws();
-    let n = N as f64;
-    let mean = z.iter().map(|&x| x as f64).sum::<f64>() / n;
-    let var = z.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>();
-    let cov: f64 = z
-        .windows(2)
-        .map(|w| (w[0] as f64 - mean) * (w[1] as f64 - mean))
-        .sum();
-    let r1 = cov / var;
-    // Also across the cosine/sine halves of a SIMD block (lag 16).
-    let cov16: f64 = z
-        .windows(17)
-        .map(|w| (w[0] as f64 - mean) * (w[16] as f64 - mean))
-        .sum();
-    let r16 = cov16 / var;
-    eprintln!("lag-1 autocorrelation {r1:.2e}, lag-16 {r16:.2e}");
-    assert!(r1.abs() < 5.0 / n.sqrt(), "lag-1 autocorrelation {r1}");
-    assert!(r16.abs() < 5.0 / n.sqrt(), "lag-16 autocorrelation {r16}");
+    for (path, fill) in FILLS {
+        let z = draws(fill);
+        let n = N as f64;
+        let mean = z.iter().map(|&x| x as f64).sum::<f64>() / n;
+        let var = z.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>();
+        let cov: f64 = z
+            .windows(2)
+            .map(|w| (w[0] as f64 - mean) * (w[1] as f64 - mean))
+            .sum();
+        let r1 = cov / var;
+        // Also across the cosine/sine halves of a SIMD block (lag 16).
+        let cov16: f64 = z
+            .windows(17)
+            .map(|w| (w[0] as f64 - mean) * (w[16] as f64 - mean))
+            .sum();
+        let r16 = cov16 / var;
+        eprintln!("{path}: lag-1 autocorrelation {r1:.2e}, lag-16 {r16:.2e}");
+        assert!(
+            r1.abs() < 5.0 / n.sqrt(),
+            "{path}: lag-1 autocorrelation {r1}"
+        );
+        assert!(
+            r16.abs() < 5.0 / n.sqrt(),
+            "{path}: lag-16 autocorrelation {r16}"
+        );
+    }
 }
 
 #[test]
@@ -138,8 +172,11 @@ fn simd_and_lanes_match_scalar_twin_and_consume_the_same_words() {
             for len in LENS {
                 let (mut a, mut b, mut c) = (make(seed), make(seed), make(seed));
                 let (mut za, mut zb) = (vec![0.0f32; len], vec![0.0f32; len]);
-                let mut zc = vec![0.0f32; len];
+                let (mut zc, mut zd) = (vec![0.0f32; len], vec![0.0f32; len]);
+                let mut d = make(seed);
                 fill_normal_simd(&mut a, &mut za);
+                // Without tables (the targets without a vector permute).
+                fill_normal_polynomial(&mut d, &mut zd);
                 reference::fill_normal(&mut b, &mut zb);
                 // The SIMD arithmetic a pair at a time (the scalar targets' path).
                 fill_normal_lanes(&mut c, &mut zc);
@@ -150,7 +187,13 @@ fn simd_and_lanes_match_scalar_twin_and_consume_the_same_words() {
                     "{name} seed {seed} len {len}: generator states differ"
                 );
                 assert_eq!(c.next_u64(), next, "{name} seed {seed} len {len}: lanes");
+                assert_eq!(
+                    d.next_u64(),
+                    next,
+                    "{name} seed {seed} len {len}: polynomial"
+                );
                 let pairs = za.iter().zip(&zb).chain(zc.iter().zip(&zb));
+                let pairs = pairs.chain(zd.iter().zip(&zb));
                 for (x, y) in pairs {
                     // ln, sin, cos within 2 ulps each, √ halves the relative error of
                     // ln: allow 8 ulps of max(1, |z|).

@@ -20,6 +20,13 @@ pub trait Accumulator {
     /// Adds `values` with weight `w` (finite, `> 0`); an invalid sample is refused with an
     /// error and changes nothing.
     fn accumulate(&mut self, w: f32, values: &[f32]) -> Result<(), Error>;
+
+    /// [`accumulate`](Self::accumulate) for values the caller knows are finite (the
+    /// online learner's position after a step that checked it): an estimator may skip
+    /// checking them. By default, `accumulate`.
+    fn accumulate_finite(&mut self, w: f32, values: &[f32]) -> Result<(), Error> {
+        self.accumulate(w, values)
+    }
 }
 
 /// The first `need` words of an estimator's caller `storage`, cleared, for `dim ≥ 1`
@@ -45,11 +52,21 @@ impl Accumulator for WeightedMoments<'_> {
     fn accumulate(&mut self, w: f32, values: &[f32]) -> Result<(), Error> {
         self.push(w as f64, values)
     }
+
+    #[inline]
+    fn accumulate_finite(&mut self, w: f32, values: &[f32]) -> Result<(), Error> {
+        self.push_finite(w as f64, values)
+    }
 }
 
 impl Accumulator for WeightedMomentsF32<'_> {
     #[inline]
     fn accumulate(&mut self, w: f32, values: &[f32]) -> Result<(), Error> {
         self.push(w, values)
+    }
+
+    #[inline]
+    fn accumulate_finite(&mut self, w: f32, values: &[f32]) -> Result<(), Error> {
+        self.push_finite(w, values)
     }
 }

@@ -75,13 +75,28 @@ impl<'a> WeightedMomentsF32<'a> {
     /// Adds the sample `values` with weight `w` (finite, `> 0`). Non-finite values, or a
     /// weight total that would overflow, are refused with an error and change nothing.
     pub fn push(&mut self, w: f32, values: &[f32]) -> Result<(), Error> {
+        self.push_checked(w, values, true)
+    }
+
+    /// [`push`](Self::push) for values the caller knows are finite, such as a position
+    /// an SGLD step has just checked: the same update without the pass over `values`
+    /// that checks them. A non-finite value is not refused but makes its component's
+    /// estimates NaN; the other components, the weights and the errors are as for `push`.
+    pub fn push_finite(&mut self, w: f32, values: &[f32]) -> Result<(), Error> {
+        self.push_checked(w, values, false)
+    }
+
+    #[inline(always)]
+    fn push_checked(&mut self, w: f32, values: &[f32], check: bool) -> Result<(), Error> {
         check_len("values", self.dim, values.len())?;
         if !(w.is_finite() && w > 0.0) {
             return Err(Error::InvalidParameter {
                 what: "estimator weight must be finite and > 0",
             });
         }
-        crate::error::check_finite("values", values)?;
+        if check {
+            crate::error::check_finite("values", values)?;
+        }
         let (mut weight, mut comp) = (self.weight, self.weight_comp);
         add(&mut weight, &mut comp, w);
         if !weight.is_finite() || !(w * w).is_finite() {

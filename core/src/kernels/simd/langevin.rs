@@ -71,6 +71,9 @@ pub fn langevin_step_checked(
     h: f32,
     s: f32,
 ) -> StepCheck {
+    if !WIDE {
+        return langevin_step_checked_x4(theta, grad, noise, h, s);
+    }
     let n = theta.len().min(grad.len()).min(noise.len());
     let (theta, grad, noise) = (&mut theta[..n], &grad[..n], &mut noise[..n]);
     if n < LANES {
@@ -109,6 +112,66 @@ pub fn langevin_step_checked(
         bad += v * f32x16::ZERO;
         tail::store(v, theta_tail);
         tail::store(tv, noise_tail);
+    }
+    StepCheck {
+        noise_sq: esq.reduce_add(),
+        grad_sq: gsq.reduce_add(),
+        finite: bad.reduce_add() == 0.0,
+    }
+}
+
+/// Whether the target has 512-bit vectors (AVX-512), which [`langevin_step_checked`]'s
+/// sixteen-lane loop and pieced tail are made for. Elsewhere `wide` runs a sixteen-lane
+/// vector as four of four lanes (or sixteen scalars), and four lanes at a time is the
+/// shorter code: [`langevin_step_checked_x4`].
+const WIDE: bool = cfg!(all(
+    any(target_arch = "x86", target_arch = "x86_64"),
+    target_feature = "avx512f"
+));
+
+/// [`langevin_step_checked`] four lanes at a time: what it runs on a target without
+/// 512-bit vectors (wasm32 with `simd128`, a Cortex-M). The last `n mod 4` elements go
+/// through one more vector, padded with zeros, and fewer than sixteen elements in all
+/// through [`step_tail`], as there: so θ and the noise buffer come out bit for bit as
+/// the sixteen-lane loop writes them, on any target. The sums of squares differ only in
+/// rounding, being summed in another order.
+pub fn langevin_step_checked_x4(
+    theta: &mut [f32],
+    grad: &[f32],
+    noise: &mut [f32],
+    h: f32,
+    s: f32,
+) -> StepCheck {
+    let n = theta.len().min(grad.len()).min(noise.len());
+    let (theta, grad, noise) = (&mut theta[..n], &grad[..n], &mut noise[..n]);
+    if n < LANES {
+        return step_tail(theta, grad, noise, h, s);
+    }
+    let (vh, vs) = (f32x4::splat(h), f32x4::splat(s));
+    let (mut esq, mut gsq, mut bad) = (f32x4::ZERO, f32x4::ZERO, f32x4::ZERO);
+    let mut one = |t: &mut [f32; 4], g: [f32; 4], e: &mut [f32; 4]| {
+        let (tv, gv, ev) = (f32x4::new(*t), f32x4::new(g), f32x4::new(*e));
+        esq = ev.mul_add(ev, esq);
+        gsq = gv.mul_add(gv, gsq);
+        let v = vs.mul_add(ev, vh.mul_add(gv, tv));
+        bad += v * f32x4::ZERO;
+        *t = v.to_array();
+        *e = tv.to_array();
+    };
+    let (tc, theta_tail) = theta.as_chunks_mut::<4>();
+    let (gc, grad_tail) = grad.as_chunks::<4>();
+    let (ec, noise_tail) = noise.as_chunks_mut::<4>();
+    for ((t, g), e) in tc.iter_mut().zip(gc).zip(ec.iter_mut()) {
+        one(t, *g, e);
+    }
+    if !theta_tail.is_empty() {
+        // Zeros above the last elements add nothing to the sums and are not stored.
+        let pad = |x: &[f32]| core::array::from_fn(|j| x.get(j).copied().unwrap_or(0.0));
+        let (mut t, g, mut e) = (pad(theta_tail), pad(grad_tail), pad(noise_tail));
+        one(&mut t, g, &mut e);
+        let r = theta_tail.len();
+        theta_tail.copy_from_slice(&t[..r]);
+        noise_tail.copy_from_slice(&e[..r]);
     }
     StepCheck {
         noise_sq: esq.reduce_add(),

@@ -21,7 +21,7 @@
 
 use super::{SparseIndex, StepCheck};
 use wide::bytemuck::cast;
-use wide::{f32x16, i32x16};
+use wide::{f32x4, f32x16, i32x16};
 
 mod batch;
 mod dense;

@@ -15,14 +15,17 @@ pub fn sparse_dot<I: SparseIndex>(idx: &[I], w: &[f32]) -> f32 {
 #[inline(always)]
 fn gather_sum<I: SparseIndex>(idx: &[I], at: impl Fn(I) -> f32) -> f32 {
     let mut acc = [0.0f32; 4];
-    let mut chunks = idx.chunks_exact(4);
-    for c in &mut chunks {
-        for (a, &j) in acc.iter_mut().zip(c) {
-            *a += at(j);
-        }
+    // Fixed-size chunks, each index named by a constant: a load at a constant offset
+    // from the chunk (wasm folds it into the load; a running pointer per index does not).
+    let (chunks, rest) = idx.as_chunks::<4>();
+    for &[a, b, c, d] in chunks {
+        acc[0] += at(a);
+        acc[1] += at(b);
+        acc[2] += at(c);
+        acc[3] += at(d);
     }
     let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-    for &j in chunks.remainder() {
+    for &j in rest {
         s += at(j);
     }
     s
@@ -53,9 +56,18 @@ pub(crate) unsafe fn sparse_dot_in_bounds<I: SparseIndex>(idx: &[I], w: &[f32]) 
 #[allow(unsafe_code)]
 pub(crate) unsafe fn sparse_axpy_in_bounds<I: SparseIndex>(alpha: f32, idx: &[I], y: &mut [f32]) {
     debug_assert!(idx.iter().all(|j| j.index() < y.len()));
-    for &j in idx {
-        // SAFETY: the caller guarantees every index is below `y.len()`.
-        unsafe { *y.get_unchecked_mut(j.index()) += alpha };
+    // SAFETY: the caller guarantees every index is below `y.len()`.
+    let mut add = |j: I| unsafe { *y.get_unchecked_mut(j.index()) += alpha };
+    // Four at a time, as in `gather_sum` (the same adds in the same order).
+    let (chunks, rest) = idx.as_chunks::<4>();
+    for &[a, b, c, d] in chunks {
+        add(a);
+        add(b);
+        add(c);
+        add(d);
+    }
+    for &j in rest {
+        add(j);
     }
 }
 
