@@ -313,8 +313,7 @@ fn pairs_tabled(words: &[u64; WORDS]) -> ([f32; WORDS], [f32; WORDS]) {
 /// Box–Muller on sixteen words with [`polynomial`]'s table-free `ln`, `sin` and `cos`.
 #[inline(always)]
 fn pairs_polynomial(words: &[u64; WORDS]) -> ([f32; WORDS], [f32; WORDS]) {
-    // No max(·, 0): that `ln` is exactly 0 at u₁ = 1 and negative below it (`√−0` is
-    // −0, a radius that gives ±0).
+    // No max(·, 0): that `−2 ln u₁` is exactly +0 at u₁ = 1 and positive below it.
     box_muller(words, polynomial::minus_two_ln_scaled, polynomial::polar)
 }
 
@@ -524,26 +523,13 @@ mod vector {
 
 /// Vector `ln` and `sin`/`cos` without tables, for targets where a lookup is one lane
 /// at a time: the arguments reduced exactly by integer arithmetic as in [`vector`] but
-/// to wider ranges, and Cephes' single-precision polynomials on them (Moshier 1989:
-/// `logf` on `[√½, √2)`, `sinf` and `cosf` on `[−π/4, π/4]`, each within about an ulp).
+/// to wider ranges: `ln` by the series of `atanh`, `sin` and `cos` by Cephes'
+/// single-precision polynomials on `[−π/4, π/4]` (Moshier 1989), each within about an
+/// ulp.
 mod polynomial {
     use super::vector::SQRT_HALF;
     use wide::bytemuck::cast;
     use wide::{f32x16, i32x16};
-
-    /// `P(t)` of Cephes' `logf`, `ln(1 + t) = t − t²/2 + t³·P(t)`, highest power first.
-    #[allow(clippy::excessive_precision)]
-    const LN_P: [f32; 9] = [
-        7.037_683_629_2e-2,
-        -1.151_461_031_0e-1,
-        1.167_699_874_0e-1,
-        -1.242_014_084_6e-1,
-        1.424_932_278_7e-1,
-        -1.666_805_766_5e-1,
-        2.000_071_476_5e-1,
-        -2.499_999_399_3e-1,
-        3.333_333_117_4e-1,
-    ];
 
     #[inline(always)]
     fn splat(x: f32) -> f32x16 {
@@ -551,8 +537,10 @@ mod polynomial {
     }
 
     /// `−2 ln(x·2⁻³¹)` for `x ∈ [½, 2³¹]`, as [`super::vector::minus_two_ln_scaled`]:
-    /// `u₁ = 2^e·f` with `f ∈ [√½, √2)`, `t = f − 1` (exact), `ln f` by Cephes'
-    /// polynomial and `ln 2` split as Cephes splits it.
+    /// `u₁ = 2^e·f` with `f ∈ [√½, √2)`, `ln f = 2 atanh s` with `s = (f − 1)/(f + 1)`,
+    /// `|s| ≤ 0.172`, by its series to the `s⁹` term (the next is below 3·10⁻⁹ of it; a
+    /// division is one operation on the targets this serves), and `ln 2` split as Cephes
+    /// splits it. Exactly 0 at `u₁ = 1` and positive below: never negative.
     #[inline(always)]
     pub(super) fn minus_two_ln_scaled(x: f32x16) -> f32x16 {
         const SQRT_HALF_BITS: i32 = SQRT_HALF.to_bits() as i32;
@@ -560,14 +548,16 @@ mod polynomial {
         let k = bits - i32x16::splat(SQRT_HALF_BITS + (31 << 23));
         let e = f32x16::from_i32x16(k >> 23u32);
         let f: f32x16 = cast((k & i32x16::splat(0x007f_ffff)) + i32x16::splat(SQRT_HALF_BITS));
-        let t = f - f32x16::ONE;
-        let z = t * t;
-        let p = LN_P[1..]
-            .iter()
-            .fold(splat(LN_P[0]), |p, &c| p.mul_add(t, splat(c)));
-        let y = e.mul_add(splat(-2.121_944_4e-4), (t * z) * p);
-        let ln_f = t + z.mul_add(splat(-0.5), y);
-        e.mul_add(splat(0.693_359_4), ln_f) * splat(-2.0)
+        let s = (f - f32x16::ONE) / (f + f32x16::ONE);
+        let w = s * s;
+        // −2 ln f = −4s·(1 + w/3 + w²/5 + w³/7 + w⁴/9).
+        let q = w
+            .mul_add(splat(1.0 / 9.0), splat(1.0 / 7.0))
+            .mul_add(w, splat(1.0 / 5.0))
+            .mul_add(w, splat(1.0 / 3.0))
+            .mul_add(w, f32x16::ONE);
+        let y = e.mul_add(splat(-2.0 * -2.121_944_4e-4), (s * splat(-4.0)) * q);
+        e.mul_add(splat(-2.0 * 0.693_359_4), y)
     }
 
     /// `(r cos φ, r sin φ)` for `φ = 2π·a/2²⁴`, `a ∈ [0, 2²⁴)`: the quarter turn `k`
@@ -737,6 +727,32 @@ mod tests {
                 |got: f32, want: f64| (got as f64 - want).abs() <= 1e-15 || got == want as f32;
             assert!(near(vector::SIN_32[s], libm::sin(phi)), "sin, sector {s}");
             assert!(near(vector::COS_32[s], libm::cos(phi)), "cos, sector {s}");
+        }
+    }
+
+    /// The table-free `−2 ln u₁` is never negative (its √ needs no clamp) and within 3
+    /// ulps of the exact value of its f32 input, over the whole range of radius bits:
+    /// both ends and a sweep through every binade.
+    #[test]
+    fn polynomial_ln_is_accurate_and_never_negative() {
+        let check = |rb: u32| {
+            let u = radius_bits(rb << 1) as f32 + 0.5;
+            let y = polynomial::minus_two_ln_scaled(f32x16::splat(u)).to_array()[0];
+            let exact = -2.0 * libm::log(u as f64 * TWO_POW_M31 as f64);
+            assert!(y >= 0.0 && y.is_sign_positive(), "rb {rb}: {y}");
+            let ulp = f32::EPSILON as f64 * exact.max(f32::MIN_POSITIVE as f64);
+            assert!(
+                (y as f64 - exact).abs() <= 3.0 * ulp,
+                "rb {rb}: {y} vs {exact}"
+            );
+        };
+        for rb in (0..4096).chain((1 << 31) - 4096..1 << 31) {
+            check(rb);
+        }
+        let mut rb = 1u32;
+        while rb < 1 << 31 {
+            check(rb);
+            rb += rb / 4099 + 1;
         }
     }
 
