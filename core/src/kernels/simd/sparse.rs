@@ -25,8 +25,12 @@ fn gather_sum<I: SparseIndex>(idx: &[I], at: impl Fn(I) -> f32) -> f32 {
         acc[3] += at(d);
     }
     let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-    for &j in rest {
-        s += at(j);
+    // The last one to three by name too, in order (no loop to set up for them).
+    match *rest {
+        [a] => s += at(a),
+        [a, b] => s = s + at(a) + at(b),
+        [a, b, c] => s = s + at(a) + at(b) + at(c),
+        _ => {}
     }
     s
 }
@@ -66,8 +70,18 @@ pub(crate) unsafe fn sparse_axpy_in_bounds<I: SparseIndex>(alpha: f32, idx: &[I]
         add(c);
         add(d);
     }
-    for &j in rest {
-        add(j);
+    match *rest {
+        [a] => add(a),
+        [a, b] => {
+            add(a);
+            add(b);
+        }
+        [a, b, c] => {
+            add(a);
+            add(b);
+            add(c);
+        }
+        _ => {}
     }
 }
 
