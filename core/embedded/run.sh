@@ -2,7 +2,8 @@
 # Builds the online learner for a Cortex-M4F and for wasm32 + simd128, runs them (QEMU's
 # mps2-an386 and wasmtime) and prints what they measured. Installs what it needs:
 # Debian's Rust 1.96 with its library source (rustup cannot add targets here, so `core`
-# is built from source with -Zbuild-std), LLVM 22's linkers, QEMU and binutils for ARM;
+# is built from source with -Zbuild-std), LLVM 22's linkers, QEMU, binutils for ARM and
+# binaryen (wasm-opt);
 # wasmtime from PyPI into a throwaway virtual environment. Fails when a build warns or
 # fails, a run fails, the accuracy drops below 0.89 or a software f64 routine is
 # reachable from the step.
@@ -16,11 +17,13 @@ need=()
 [ -x /usr/lib/llvm-22/bin/ld.lld ] && [ -x /usr/lib/llvm-22/bin/wasm-ld ] || need+=(lld-22)
 command -v qemu-system-arm >/dev/null || need+=(qemu-system-arm)
 command -v arm-none-eabi-objdump >/dev/null || need+=(binutils-arm-none-eabi)
+command -v wasm-opt >/dev/null || need+=(binaryen)
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing ${need[*]}"
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-    rustc-web cargo-web rust-web-src lld-22 qemu-system-arm binutils-arm-none-eabi >/dev/null
+    rustc-web cargo-web rust-web-src lld-22 qemu-system-arm binutils-arm-none-eabi binaryen \
+    >/dev/null
 fi
 
 # Debian's toolchain by full path (rustup's comes first on PATH), with its own cargo home.
@@ -74,4 +77,10 @@ if [ ! -x target/venv/bin/python ] || ! target/venv/bin/python -c 'import wasmti
   python3 -m venv target/venv
   target/venv/bin/pip install -q --disable-pip-version-check wasmtime
 fi
-target/venv/bin/python wasm/run.py target/wasm32-unknown-unknown/release/sgld_wasm.wasm
+# binaryen's optimiser over the linked module, as wasm-pack runs it by default: fewer
+# local moves than LLVM's output (the features are those the module uses).
+wasm=target/wasm32-unknown-unknown/release/sgld_wasm.wasm
+wasm-opt -O3 --enable-simd --enable-bulk-memory --enable-sign-ext \
+  --enable-nontrapping-float-to-int --enable-mutable-globals --enable-multivalue \
+  "$wasm" -o target/sgld_wasm.opt.wasm
+target/venv/bin/python wasm/run.py target/sgld_wasm.opt.wasm

@@ -363,9 +363,11 @@ impl<'a, E: Example, P: Prior, S: Schedule, M: Accumulator, const CAP: usize>
         sample_batch(rng, self.window.len(), batch)?;
         let t = self.window.seen() - 1;
         let eps = self.schedule.step_size(t);
-        let info = self
-            .sampler
-            .step(&mut self.state, &self.window, batch, eps, rng)?;
+        // The batch was just drawn from the window: only the step size is checked.
+        crate::error::check_step_size_f32(eps)?;
+        let info =
+            self.sampler
+                .step_unchecked_batch(&mut self.state, &self.window, batch, eps, rng);
         if t >= self.burn_in && !info.non_finite {
             // The step has just checked that θ is finite.
             self.moments.accumulate_finite(eps, self.state.theta())?;

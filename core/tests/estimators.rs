@@ -6,7 +6,8 @@ mod common;
 
 use nalgebra::{DMatrix, SymmetricEigen};
 use sgld::estimate::{
-    MixingThinner, WeightedMoments, WeightedMomentsF32, sampling_threshold, threshold_scratch_len,
+    MixingThinner, WeightedMeanF32, WeightedMoments, WeightedMomentsF32, sampling_threshold,
+    threshold_scratch_len,
 };
 use sgld::gradient::sample_batch;
 use sgld::linalg::sym_eigen;
@@ -102,6 +103,9 @@ fn f32_estimator_tracks_the_f64_one_over_1e7_updates() {
     let (mut s64, mut s32) = ([0.0f64; 6], [0.0f32; WeightedMomentsF32::storage_len(2)]);
     let mut m64 = WeightedMoments::new(&mut s64, 2).unwrap();
     let mut m32 = WeightedMomentsF32::new(&mut s32, 2).unwrap();
+    // The means-only form, whose means must be the same values.
+    let mut sm = [0.0f32; WeightedMeanF32::storage_len(2)];
+    let mut mean32 = WeightedMeanF32::new(&mut sm, 2).unwrap();
     for t in 0..T {
         if t % 2 == 0 {
             sgld::noise::fill_normal(&mut rng, &mut z);
@@ -111,7 +115,16 @@ fn f32_estimator_tracks_the_f64_one_over_1e7_updates() {
         let w = schedule.step_size(t);
         m64.push(w as f64, &x).unwrap();
         m32.push(w, &x).unwrap();
+        mean32.push(w, &x).unwrap();
     }
+    for j in 0..2 {
+        assert_eq!(
+            mean32.mean(j).to_bits(),
+            m32.mean(j).to_bits(),
+            "means only, {j}"
+        );
+    }
+    assert_eq!(mean32.total_weight(), m32.total_weight());
     assert_eq!(m32.count(), T);
     let rel = |a: f64, b: f64| (a - b).abs() / b.abs();
     let (w32, w64) = (m32.total_weight() as f64, m64.total_weight());

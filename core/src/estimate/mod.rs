@@ -9,7 +9,7 @@ mod weighted_f32;
 pub use thinning::MixingThinner;
 pub use threshold::{Threshold, sampling_threshold, scores_into, threshold_scratch_len};
 pub use weighted::WeightedMoments;
-pub use weighted_f32::WeightedMomentsF32;
+pub use weighted_f32::{WeightedF32, WeightedMeanF32, WeightedMomentsF32};
 
 use crate::Error;
 
@@ -59,7 +59,7 @@ impl Accumulator for WeightedMoments<'_> {
     }
 }
 
-impl Accumulator for WeightedMomentsF32<'_> {
+impl<const VARIANCE: bool> Accumulator for WeightedF32<'_, VARIANCE> {
     #[inline]
     fn accumulate(&mut self, w: f32, values: &[f32]) -> Result<(), Error> {
         self.push(w, values)

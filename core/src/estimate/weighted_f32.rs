@@ -24,10 +24,6 @@ use crate::error::{Error, check_len};
 /// Samples a block holds before it joins the compensated moments.
 const BLOCK: u32 = 16;
 
-/// f32 words of storage per component: the mean, its compensation, the variance, its
-/// compensation, and the block's two sums, each in a plane of `dim` values.
-const WORDS: usize = 6;
-
 /// A Kahan-compensated `s += y`.
 #[inline(always)]
 fn add(s: &mut f32, comp: &mut f32, y: f32) {
@@ -39,14 +35,17 @@ fn add(s: &mut f32, comp: &mut f32, y: f32) {
 
 /// A block's variance `σ²` and its mean's distance `d` from the running mean, from its
 /// sums `s = Σw·δ` and `q = Σw·δ²`, `1/B` and the mean's compensation `c` (see
-/// [`WeightedMomentsF32::merge`]).
+/// [`WeightedF32::merge`]).
 #[inline(always)]
 fn moved(s: f32, q: f32, inv_b: f32, c: f32) -> (f32, f32) {
     let a = s * inv_b;
     (q * inv_b - a * a, a + c)
 }
 
-/// A running weighted mean and variance of `d` components in caller storage, in f32.
+/// A running weighted mean, and with `VARIANCE` the variance, of `d` components in
+/// caller storage, in f32: [`WeightedMomentsF32`] or, for a device that reports only the
+/// posterior mean, [`WeightedMeanF32`], which keeps half the storage and does half the
+/// arithmetic a sample (its means are the same values).
 ///
 /// ```
 /// use sgld::estimate::WeightedMomentsF32;
@@ -60,9 +59,9 @@ fn moved(s: f32, q: f32, inv_b: f32, c: f32) -> (f32, f32) {
 /// # Ok::<(), sgld::Error>(())
 /// ```
 #[derive(Debug)]
-pub struct WeightedMomentsF32<'a> {
+pub struct WeightedF32<'a, const VARIANCE: bool> {
     /// The planes `[means | compensations | variances | compensations | block Σw·δ |
-    /// block Σw·δ²]`.
+    /// block Σw·δ²]`, or `[means | compensations | block Σw·δ]` without `VARIANCE`.
     words: &'a mut [f32],
     dim: usize,
     weight: f32,
@@ -75,10 +74,32 @@ pub struct WeightedMomentsF32<'a> {
     count: u64,
 }
 
-impl<'a> WeightedMomentsF32<'a> {
+/// The step-size-weighted means and variances in f32.
+pub type WeightedMomentsF32<'a> = WeightedF32<'a, true>;
+
+/// The step-size-weighted means alone in f32.
+///
+/// ```
+/// use sgld::estimate::WeightedMeanF32;
+/// let mut storage = [0.0f32; WeightedMeanF32::storage_len(2)];
+/// let mut m = WeightedMeanF32::new(&mut storage, 2)?;
+/// m.push(1.0, &[1.0, 10.0])?;
+/// m.push(3.0, &[3.0, 20.0])?;
+/// assert_eq!((m.mean(0), m.mean(1)), (2.5, 17.5));
+/// # Ok::<(), sgld::Error>(())
+/// ```
+pub type WeightedMeanF32<'a> = WeightedF32<'a, false>;
+
+impl<'a, const VARIANCE: bool> WeightedF32<'a, VARIANCE> {
+    /// Planes of storage: the mean, its compensation, with `VARIANCE` the variance and
+    /// its compensation, then the block's sums (`Σw·δ`, and `Σw·δ²` with `VARIANCE`).
+    const PLANES: usize = if VARIANCE { 6 } else { 3 };
+    /// The plane of the block's `Σw·δ`.
+    const SUMS: usize = if VARIANCE { 4 } else { 2 };
+
     /// f32 storage needed for `dim` components.
     pub const fn storage_len(dim: usize) -> usize {
-        WORDS * dim
+        Self::PLANES * dim
     }
 
     /// An empty estimator of `dim ≥ 1` components in `storage` (at least
@@ -132,12 +153,19 @@ impl<'a> WeightedMomentsF32<'a> {
         add(&mut self.weight_sq, &mut self.weight_sq_comp, w * w);
         self.count += 1;
         let d = self.dim;
-        let (means, rest) = self.words.split_at_mut(3 * d);
-        let (sums, sq_sums) = rest[d..].split_at_mut(d);
-        for (((s, q), m), &x) in sums.iter_mut().zip(sq_sums).zip(&means[..d]).zip(values) {
-            let wd = w * (x - *m);
-            *s += wd;
-            *q += wd * (x - *m);
+        let (means, sums) = self.words.split_at_mut(Self::SUMS * d);
+        let means = &means[..d];
+        if VARIANCE {
+            let (sums, sq_sums) = sums.split_at_mut(d);
+            for (((s, q), m), &x) in sums.iter_mut().zip(sq_sums).zip(means).zip(values) {
+                let wd = w * (x - *m);
+                *s += wd;
+                *q += wd * (x - *m);
+            }
+        } else {
+            for ((s, m), &x) in sums.iter_mut().zip(means).zip(values) {
+                *s += w * (x - *m);
+            }
         }
         self.block_weight = block_weight;
         self.block_len += 1;
@@ -159,15 +187,23 @@ impl<'a> WeightedMomentsF32<'a> {
         let d = self.dim;
         let (means, rest) = self.words.split_at_mut(d);
         let (mean_comps, rest) = rest.split_at_mut(d);
-        let (vars, rest) = rest.split_at_mut(d);
-        let (var_comps, rest) = rest.split_at_mut(d);
-        let (sums, sq_sums) = rest.split_at_mut(d);
-        let planes = means.iter_mut().zip(mean_comps).zip(vars).zip(var_comps);
-        for ((((m, mc), v), vc), (s, q)) in planes.zip(sums.iter_mut().zip(sq_sums)) {
-            let (shift, d) = moved(*s, *q, inv_b, *mc);
-            add(m, mc, f * d);
-            add(v, vc, f * ((shift + (1.0 - f) * d * d) - *v));
-            (*s, *q) = (0.0, 0.0);
+        if VARIANCE {
+            let (vars, rest) = rest.split_at_mut(d);
+            let (var_comps, rest) = rest.split_at_mut(d);
+            let (sums, sq_sums) = rest.split_at_mut(d);
+            let planes = means.iter_mut().zip(mean_comps).zip(vars).zip(var_comps);
+            for ((((m, mc), v), vc), (s, q)) in planes.zip(sums.iter_mut().zip(sq_sums)) {
+                let (spread, d) = moved(*s, *q, inv_b, *mc);
+                add(m, mc, f * d);
+                add(v, vc, f * ((spread + (1.0 - f) * d * d) - *v));
+                (*s, *q) = (0.0, 0.0);
+            }
+        } else {
+            for ((m, mc), s) in means.iter_mut().zip(mean_comps).zip(rest) {
+                let (_, d) = moved(*s, 0.0, inv_b, *mc);
+                add(m, mc, f * d);
+                *s = 0.0;
+            }
         }
         (self.block_weight, self.block_len) = (0.0, 0);
     }
@@ -198,18 +234,25 @@ impl<'a> WeightedMomentsF32<'a> {
         }
     }
 
-    /// Component `j`'s mean and variance with the block so far merged in (as
-    /// [`merge`](Self::merge) would, without changing anything).
+    /// Component `j`'s mean and (with `VARIANCE`) variance with the block so far merged
+    /// in, as [`merge`](Self::merge) would, without changing anything.
     fn moments(&self, j: usize) -> (f32, f32) {
         let d = self.dim;
-        let [m, c, v, vc, s, q] = [0, 1, 2, 3, 4, 5].map(|p| self.words[p * d + j]);
+        let at = |plane: usize| self.words[plane * d + j];
+        let (m, c, s) = (at(0), at(1), at(Self::SUMS));
+        let (v, vc, q) = if VARIANCE {
+            (at(2), at(3), at(5))
+        } else {
+            (0.0, 0.0, 0.0)
+        };
         let (mean, var) = (m - c, v - vc);
         if self.block_len == 0 {
             return (mean, var);
         }
         let f = self.block_weight / self.total_weight();
         let (spread, shift) = moved(s, q, 1.0 / self.block_weight, c);
-        (mean + f * shift, var + f * ((spread + (1.0 - f) * shift * shift) - var))
+        let var = var + f * ((spread + (1.0 - f) * shift * shift) - var);
+        (mean + f * shift, var)
     }
 
     /// The weighted mean of component `j` (eq. 11); NaN when empty or out of range.
@@ -220,15 +263,6 @@ impl<'a> WeightedMomentsF32<'a> {
         self.moments(j).0
     }
 
-    /// The weighted variance `Σ wₜ (xₜ − x̄)² / Σ wₜ` of component `j`; NaN when empty
-    /// or out of range.
-    pub fn variance(&self, j: usize) -> f32 {
-        if self.count == 0 || j >= self.dim {
-            return f32::NAN;
-        }
-        self.moments(j).1.max(0.0)
-    }
-
     /// Writes every mean into `out` (length `dim`).
     pub fn means_into(&self, out: &mut [f32]) -> Result<(), Error> {
         check_len("out", self.dim, out.len())?;
@@ -236,5 +270,16 @@ impl<'a> WeightedMomentsF32<'a> {
             *o = self.mean(j);
         }
         Ok(())
+    }
+}
+
+impl WeightedMomentsF32<'_> {
+    /// The weighted variance `Σ wₜ (xₜ − x̄)² / Σ wₜ` of component `j`; NaN when empty
+    /// or out of range.
+    pub fn variance(&self, j: usize) -> f32 {
+        if self.count == 0 || j >= self.dim {
+            return f32::NAN;
+        }
+        self.moments(j).1.max(0.0)
     }
 }

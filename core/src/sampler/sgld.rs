@@ -225,6 +225,25 @@ impl Sgld {
         R: Rng + ?Sized,
     {
         common::check_step(state.dim(), estimator, batch, eps)?;
+        Ok(self.step_unchecked_batch(state, estimator, batch, eps, rng))
+    }
+
+    /// [`step`](Self::step) on a batch that [`sample_batch`](crate::gradient::sample_batch)
+    /// has just drawn for `estimator` (so not empty, every index below `N`), which it
+    /// does not check again; `eps` and the dimension are checked by the caller.
+    #[inline]
+    pub(crate) fn step_unchecked_batch<E, R>(
+        &self,
+        state: &mut SgldState<'_>,
+        estimator: &E,
+        batch: &[usize],
+        eps: f32,
+        rng: &mut R,
+    ) -> StepInfo
+    where
+        E: GradientEstimator + ?Sized,
+        R: Rng + ?Sized,
+    {
         state.steps += 1;
         let info = self.step_buffers(
             state.theta,
@@ -239,7 +258,7 @@ impl Sgld {
         if info.non_finite {
             state.refused += 1;
         }
-        Ok(info)
+        info
     }
 
     /// The body of a step on explicit buffers (lengths and inputs already checked):

@@ -3,7 +3,7 @@
 //! arriving example on a mini-batch of 10 drawn from a window of the 256 most recent
 //! examples, and the step-size-weighted posterior mean (eq. 11) updated in place.
 //!
-//! Everything on the per-example path is f32 ([`PolynomialF32`], [`WeightedMomentsF32`],
+//! Everything on the per-example path is f32 ([`PolynomialF32`], [`WeightedMeanF32`],
 //! the core's f32 step and noise), so a Cortex-M4F, whose FPU is single precision, never
 //! calls a software f64 routine. Every buffer is in [`Buffers`], whose constructor is
 //! `const`: a firmware puts it in a `static`, so the window never touches the stack.
@@ -15,7 +15,7 @@
 
 #![no_std]
 
-use sgld::estimate::WeightedMomentsF32;
+use sgld::estimate::WeightedMeanF32;
 use sgld::models::Laplace;
 use sgld::noise::{DefaultRng, default_rng};
 use sgld::online::{Example, Examples, OnlineSgld, SparseBinaryExample};
@@ -48,7 +48,7 @@ pub struct Buffers {
     examples: Examples<Ex, WINDOW>,
     theta: [f32; D],
     scratch: [f32; Sgld::scratch_len(D)],
-    moments: [f32; WeightedMomentsF32::storage_len(D)],
+    moments: [f32; WeightedMeanF32::storage_len(D)],
     batch: [usize; BATCH],
 }
 
@@ -59,7 +59,7 @@ impl Buffers {
             examples: Examples::new(),
             theta: [0.0; D],
             scratch: [0.0; Sgld::scratch_len(D)],
-            moments: [0.0; WeightedMomentsF32::storage_len(D)],
+            moments: [0.0; WeightedMeanF32::storage_len(D)],
             batch: [0; BATCH],
         }
     }
@@ -73,7 +73,7 @@ impl Default for Buffers {
 
 /// The online learner with its generator; a few hundred bytes beside its [`Buffers`].
 pub struct Device<'a> {
-    learner: OnlineSgld<'a, Ex, Laplace, PolynomialF32, WeightedMomentsF32<'a>, WINDOW>,
+    learner: OnlineSgld<'a, Ex, Laplace, PolynomialF32, WeightedMeanF32<'a>, WINDOW>,
     rng: DefaultRng,
 }
 
@@ -94,7 +94,7 @@ impl<'a> Device<'a> {
             examples,
             theta,
             scratch,
-            WeightedMomentsF32::new(moments, D)?,
+            WeightedMeanF32::new(moments, D)?,
             batch,
             Laplace::new(1.0)?,
             PolynomialF32::from_range(1e-3, 1e-5, 0.55, STREAM)?,
