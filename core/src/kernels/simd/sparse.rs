@@ -5,15 +5,28 @@ use super::*;
 
 /// `Σ_{j ∈ idx} w[j]`: the dot product of a sparse binary row with `w`.
 ///
-/// Four scalar accumulators hide the latency of the gathers; out-of-range indices are
-/// skipped.
+/// Out-of-range indices are skipped. The order of the adds is [`gather_sum`]'s.
 pub fn sparse_dot<I: SparseIndex>(idx: &[I], w: &[f32]) -> f32 {
     gather_sum(idx, |j| w.get(j.index()).copied().unwrap_or(0.0))
 }
 
-/// `Σ at(j)` over `idx` with four accumulators.
+/// Whether [`gather_sum`] keeps four partial sums: on an out-of-order core (x86,
+/// AArch64) they hide the latency of the gathers' adds. Elsewhere — wasm32, whose
+/// engines cost each operation, and in-order microcontrollers — one running sum, left
+/// to right as the scalar twin adds, does less work.
+const PARTIAL_SUMS: bool = cfg!(any(
+    target_arch = "x86",
+    target_arch = "x86_64",
+    target_arch = "aarch64"
+));
+
+/// `Σ at(j)` over `idx`: with four partial sums where [`PARTIAL_SUMS`] says so, else
+/// [`gather_sum_serial`].
 #[inline(always)]
 fn gather_sum<I: SparseIndex>(idx: &[I], at: impl Fn(I) -> f32) -> f32 {
+    if !PARTIAL_SUMS {
+        return gather_sum_serial(idx, at);
+    }
     let mut acc = [0.0f32; 4];
     // Fixed-size chunks, each index named by a constant: a load at a constant offset
     // from the chunk (wasm folds it into the load; a running pointer per index does not).
@@ -24,15 +37,31 @@ fn gather_sum<I: SparseIndex>(idx: &[I], at: impl Fn(I) -> f32) -> f32 {
         acc[2] += at(c);
         acc[3] += at(d);
     }
-    let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-    // The last one to three by name too, in order (no loop to set up for them).
-    match *rest {
-        [a] => s += at(a),
-        [a, b] => s = s + at(a) + at(b),
-        [a, b, c] => s = s + at(a) + at(b) + at(c),
-        _ => {}
+    let s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    add_rest(s, rest, at)
+}
+
+/// `Σ at(j)` over `idx` in one running sum, left to right (the scalar twin's order),
+/// four indices a chunk.
+#[inline(always)]
+fn gather_sum_serial<I: SparseIndex>(idx: &[I], at: impl Fn(I) -> f32) -> f32 {
+    let (chunks, rest) = idx.as_chunks::<4>();
+    let mut s = 0.0f32;
+    for &[a, b, c, d] in chunks {
+        s = s + at(a) + at(b) + at(c) + at(d);
     }
-    s
+    add_rest(s, rest, at)
+}
+
+/// `s` plus the last one to three terms by name, in order (no loop to set up for them).
+#[inline(always)]
+fn add_rest<I: SparseIndex>(s: f32, rest: &[I], at: impl Fn(I) -> f32) -> f32 {
+    match *rest {
+        [a] => s + at(a),
+        [a, b] => s + at(a) + at(b),
+        [a, b, c] => s + at(a) + at(b) + at(c),
+        _ => s,
+    }
 }
 
 /// [`sparse_dot`] for indices known to be in range: the same sum in the same order,
@@ -503,4 +532,24 @@ pub(super) fn axpys_fixed<const W: usize>(
         }
     }
     store_fixed(&acc, y);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One running sum adds as the scalar twin does, so it gives the same bits, for
+    /// every length's chunks and rest (the path of targets without partial sums).
+    #[test]
+    fn a_serial_gather_is_the_scalar_twins_sum() {
+        let w: [f32; 40] = core::array::from_fn(|i| {
+            libm::sinf(i as f32 * 0.37) * libm::powf(10.0, (i % 7) as f32 - 3.0)
+        });
+        for n in 0..=17usize {
+            let idx: heapless::Vec<u8, 17> = (0..n).map(|k| ((k * 7) % 40) as u8).collect();
+            let serial = gather_sum_serial(&idx, |j| w[j.index()]);
+            let twin = crate::kernels::reference::sparse_dot(&idx, &w);
+            assert_eq!(serial.to_bits(), twin.to_bits(), "{n} indices");
+        }
+    }
 }
