@@ -75,7 +75,7 @@ python3 softfloat.py target/learner.dis
 
 if [ ! -x target/venv/bin/python ] || ! target/venv/bin/python -c 'import wasmtime' 2>/dev/null; then
   python3 -m venv target/venv
-  target/venv/bin/pip install -q --disable-pip-version-check wasmtime
+  target/venv/bin/pip install -q --disable-pip-version-check wasmtime==50.0.1
 fi
 # binaryen's optimiser over the linked module, as wasm-pack runs it by default: fewer
 # local moves than LLVM's output (the features are those the module uses).

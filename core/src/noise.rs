@@ -13,7 +13,11 @@
 //! and a residual `x ∈ [−π/4, π/4)` (`a = k·2²² + x·2²⁴/2π`) for libm's `sin` and `cos`,
 //! then rotates by `k`; the SIMD path takes it to one of 32 sectors and a residual in
 //! `[−π/32, π/32)`, and `u₁`'s mantissa to one of sixteen bins, so that short
-//! polynomials suffice, with tables read by one permute each.
+//! polynomials suffice, with tables read by one permute each. Where there is no vector
+//! permute (wasm32, x86 without AVX-512, Arm), a lookup would be one lane at a time, and
+//! the SIMD path computes without tables ([`fill_normal_polynomial`]): the scalar twin's
+//! quarter turns with Cephes' `sin` and `cos` polynomials, and `ln` as the series of
+//! `atanh` on `u₁`'s mantissa.
 //!
 //! The SIMD path ([`fill_normal`]) writes a block as 32 normals: the sixteen cosines
 //! first, then the sixteen sines. Words come through `fill_bytes`, four blocks' worth
@@ -35,7 +39,7 @@
 //! The SIMD path's `ln` (a table of sixteen reciprocals and `log1p` to its `t⁵` term)
 //! and `sin`/`cos` (32 tabled sectors and Taylor polynomials on the residual) keep each
 //! normal within 8 ulps of `max(1, |z|)` of the scalar twin's (under 2 in the tests'
-//! 1,200 fills). Since `u₁ ≥ 2⁻³²`, `|z| ≤ √(64 ln 2) ≈ 6.66`: the tails
+//! 1,200 fills; under 3 without tables). Since `u₁ ≥ 2⁻³²`, `|z| ≤ √(64 ln 2) ≈ 6.66`: the tails
 //! beyond 6.66σ (probability 2.7·10⁻¹¹) are cut. The release test suite checks 10⁷ draws
 //! for moments, a Kolmogorov–Smirnov test against Φ, tail frequencies and lag-1
 //! autocorrelation.
@@ -140,10 +144,11 @@ pub fn fill_normal_polynomial<R: Rng + ?Sized>(rng: &mut R, out: &mut [f32]) {
     fill_blocks(rng, out, pairs_polynomial)
 }
 
-/// The SIMD implementation's arithmetic one pair at a time, in plain f32 (no libm): what
+/// The tabled SIMD arithmetic one pair at a time, in plain f32 (no libm): what
 /// [`fill_normal`] runs on a target where `wide` has no SIMD backend (a Cortex-M4F), where
-/// it equals [`fill_normal_simd`] bit for bit, each `mul_add` being two roundings there
-/// too. Elsewhere within a few ulps of it (the tests compare them).
+/// a table lookup costs one load. It equals [`fill_normal_simd`] with tables (a target
+/// with a vector permute) bit for bit where `mul_add` is two roundings, and is within a
+/// few ulps of every path elsewhere (the tests compare them).
 pub fn fill_normal_lanes<R: Rng + ?Sized>(rng: &mut R, out: &mut [f32]) {
     // A block's words from its own `fill_bytes` call (the same words as the SIMD path's
     // calls of up to four blocks, for a generator whose 128-byte pieces concatenate), and

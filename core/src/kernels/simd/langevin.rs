@@ -130,11 +130,11 @@ const WIDE: bool = cfg!(all(
 ));
 
 /// [`langevin_step_checked`] four lanes at a time: what it runs on a target without
-/// 512-bit vectors (wasm32 with `simd128`, a Cortex-M). The last `n mod 4` elements go
-/// through one more vector, padded with zeros, and fewer than sixteen elements in all
-/// through [`step_tail`], as there: so θ and the noise buffer come out bit for bit as
-/// the sixteen-lane loop writes them, on any target. The sums of squares differ only in
-/// rounding, being summed in another order.
+/// 512-bit vectors (wasm32 with `simd128`, x86 without AVX-512, Arm). The last `n mod 4`
+/// elements go through one more vector, padded with zeros, and fewer than sixteen
+/// elements in all one at a time, as there: so θ and the noise buffer come out bit for
+/// bit as the sixteen-lane loop writes them, on any target. The sums of squares differ
+/// only in rounding, being summed in another order.
 pub fn langevin_step_checked_x4(
     theta: &mut [f32],
     grad: &[f32],
