@@ -472,6 +472,18 @@ mod vector {
         }
     }
 
+    /// `x·2⁻³¹ = 2^e·f` with `f ∈ [√½, √2)`, from `x`'s bits: `(k, e, f)`, `k` the bits
+    /// less those of `√½·2³¹` (its mantissa's top bits index the tables).
+    #[inline(always)]
+    pub(super) fn split_scaled(x: f32x16) -> (i32x16, f32x16, f32x16) {
+        const SQRT_HALF_BITS: i32 = SQRT_HALF.to_bits() as i32;
+        let bits: i32x16 = cast(x);
+        let k = bits - i32x16::splat(SQRT_HALF_BITS + (31 << 23));
+        let e = f32x16::from_i32x16(k >> 23u32);
+        let f: f32x16 = cast((k & i32x16::splat(0x007f_ffff)) + i32x16::splat(SQRT_HALF_BITS));
+        (k, e, f)
+    }
+
     /// `−2 ln(x·2⁻³¹)` for `x ∈ [½, 2³¹]` (so `x·2⁻³¹ = u₁ ∈ [2⁻³², 1]`).
     ///
     /// `u₁ = 2^e·f` with `f ∈ [√½, √2)` (the factor 2⁻³¹ taken from the exponent
@@ -481,11 +493,7 @@ mod vector {
     /// (the next is below 10⁻⁹) and `ln 2` split as Cephes' `ln` splits it.
     #[inline(always)]
     pub(super) fn minus_two_ln_scaled(x: f32x16) -> f32x16 {
-        const SQRT_HALF_BITS: i32 = SQRT_HALF.to_bits() as i32;
-        let bits: i32x16 = cast(x);
-        let k = bits - i32x16::splat(SQRT_HALF_BITS + (31 << 23));
-        let e = f32x16::from_i32x16(k >> 23u32);
-        let f: f32x16 = cast((k & i32x16::splat(0x007f_ffff)) + i32x16::splat(SQRT_HALF_BITS));
+        let (k, e, f) = split_scaled(x);
         // The mantissa's top four bits are bits 19–22 of k; the lookups read the
         // index's low four bits.
         let j = k >> 19u32;
@@ -532,7 +540,6 @@ mod vector {
 /// single-precision polynomials on `[−π/4, π/4]` (Moshier 1989), each within about an
 /// ulp.
 mod polynomial {
-    use super::vector::SQRT_HALF;
     use wide::bytemuck::cast;
     use wide::{f32x16, i32x16};
 
@@ -548,11 +555,7 @@ mod polynomial {
     /// splits it. Exactly 0 at `u₁ = 1` and positive below: never negative.
     #[inline(always)]
     pub(super) fn minus_two_ln_scaled(x: f32x16) -> f32x16 {
-        const SQRT_HALF_BITS: i32 = SQRT_HALF.to_bits() as i32;
-        let bits: i32x16 = cast(x);
-        let k = bits - i32x16::splat(SQRT_HALF_BITS + (31 << 23));
-        let e = f32x16::from_i32x16(k >> 23u32);
-        let f: f32x16 = cast((k & i32x16::splat(0x007f_ffff)) + i32x16::splat(SQRT_HALF_BITS));
+        let (_, e, f) = super::vector::split_scaled(x);
         let s = (f - f32x16::ONE) / (f + f32x16::ONE);
         let w = s * s;
         // −2 ln f = −4s·(1 + w/3 + w²/5 + w³/7 + w⁴/9).

@@ -43,7 +43,7 @@ pub const HELD_OUT: u32 = 5_000;
 pub type Ex = SparseBinaryExample<16, u8>;
 
 /// The learner's memory: the window, θ, the sampler's scratch, the estimator and the
-/// batch indices (9.5 KiB).
+/// batch indices (9 KiB).
 pub struct Buffers {
     examples: Examples<Ex, WINDOW>,
     theta: [f32; D],
