@@ -8,9 +8,10 @@
 //! round, the same way at every update, and bias the variance.
 //!
 //! Samples enter in blocks of up to sixteen: a sample adds `w·δ` and `w·δ²` to two
-//! plain f32 sums, `δ = x − x̄` its deviation from the mean so far (two multiplies and
-//! two adds a component), and a full block joins the compensated moments as one sample
-//! of weight `Σw` (Chan, Golub and LeVeque 1979), a tenth of the arithmetic per sample
+//! plain f32 sums (`w` relative to the block's first weight, so the sums keep the
+//! deviations' scale; `δ = x − x̄` its deviation from the mean so far), two multiplies
+//! and two adds a component, and a full block joins the compensated moments as one
+//! sample of weight `Σw` (Chan, Golub and LeVeque 1979): about half the work per sample
 //! of updating them directly. The first sample is a block of its own, so deviations are
 //! measured from a mean near the data. Reads fold in the block so far, so the estimates
 //! are always those of every sample pushed. The result does not drift with the number
@@ -24,6 +25,10 @@ use crate::error::{Error, check_len};
 /// Samples a block holds before it joins the compensated moments.
 const BLOCK: u32 = 16;
 
+/// The largest `w/w₀` a block takes (`w₀` its first weight), so that its sums of
+/// `(w/w₀)·δ²` stay finite for deviations up to 10¹⁸.
+const MAX_RATIO: f32 = 256.0;
+
 /// A Kahan-compensated `s += y`.
 #[inline(always)]
 fn add(s: &mut f32, comp: &mut f32, y: f32) {
@@ -34,12 +39,13 @@ fn add(s: &mut f32, comp: &mut f32, y: f32) {
 }
 
 /// A block's variance `σ²` and its mean's distance `d` from the running mean, from its
-/// sums `s = Σw·δ` and `q = Σw·δ²`, `1/B` and the mean's compensation `c` (see
-/// [`WeightedF32::merge`]).
+/// sums `s = Σw·δ` and `q = Σw·δ²`, `B = Σw` (all weights relative to one) and the
+/// mean's compensation `c` (see [`WeightedF32::merge`]).
 #[inline(always)]
-fn moved(s: f32, q: f32, inv_b: f32, c: f32) -> (f32, f32) {
-    let a = s * inv_b;
-    (q * inv_b - a * a, a + c)
+fn moved(s: f32, q: f32, b: f32, c: f32) -> (f32, f32) {
+    // Divided, not multiplied by 1/B, which overflows for a subnormal B.
+    let a = s / b;
+    (q / b - a * a, a + c)
 }
 
 /// A running weighted mean, and with `VARIANCE` the variance, of `d` components in
@@ -68,8 +74,10 @@ pub struct WeightedF32<'a, const VARIANCE: bool> {
     weight_comp: f32,
     weight_sq: f32,
     weight_sq_comp: f32,
-    /// The block's `Σw` and its number of samples.
+    /// The block's `Σw`, its first weight `w₀`, `Σw/w₀` and its number of samples.
     block_weight: f32,
+    block_scale: f32,
+    block_rel: f32,
     block_len: u32,
     count: u64,
 }
@@ -114,6 +122,8 @@ impl<'a, const VARIANCE: bool> WeightedF32<'a, VARIANCE> {
             weight_sq: 0.0,
             weight_sq_comp: 0.0,
             block_weight: 0.0,
+            block_scale: 0.0,
+            block_rel: 0.0,
             block_len: 0,
             count: 0,
         })
@@ -121,6 +131,8 @@ impl<'a, const VARIANCE: bool> WeightedF32<'a, VARIANCE> {
 
     /// Adds the sample `values` with weight `w` (finite, `> 0`). Non-finite values, or a
     /// weight total that would overflow, are refused with an error and change nothing.
+    /// The deviations `δ` of the values from the mean must stay below 10¹⁸, so that the
+    /// block's sums of `δ²` are finite; beyond, the estimates are not finite.
     pub fn push(&mut self, w: f32, values: &[f32]) -> Result<(), Error> {
         self.push_checked(w, values, true)
     }
@@ -152,22 +164,32 @@ impl<'a, const VARIANCE: bool> WeightedF32<'a, VARIANCE> {
         }
         add(&mut self.weight_sq, &mut self.weight_sq_comp, w * w);
         self.count += 1;
+        // The sums weigh by `w/w₀`, so they stay at the scale of the deviations whatever
+        // the weights' (a weight far above the block's first starts a block of its own).
+        if self.block_len > 0 && !(w <= self.block_scale * MAX_RATIO) {
+            self.merge();
+        }
+        if self.block_len == 0 {
+            self.block_scale = w;
+        }
+        let r = w / self.block_scale;
         let d = self.dim;
         let (means, sums) = self.words.split_at_mut(Self::SUMS * d);
         let means = &means[..d];
         if VARIANCE {
             let (sums, sq_sums) = sums.split_at_mut(d);
             for (((s, q), m), &x) in sums.iter_mut().zip(sq_sums).zip(means).zip(values) {
-                let wd = w * (x - *m);
+                let wd = r * (x - *m);
                 *s += wd;
                 *q += wd * (x - *m);
             }
         } else {
             for ((s, m), &x) in sums.iter_mut().zip(means).zip(values) {
-                *s += w * (x - *m);
+                *s += r * (x - *m);
             }
         }
         self.block_weight = block_weight;
+        self.block_rel += r;
         self.block_len += 1;
         if self.block_len == BLOCK || self.weight == 0.0 {
             self.merge();
@@ -176,14 +198,15 @@ impl<'a, const VARIANCE: bool> WeightedF32<'a, VARIANCE> {
     }
 
     /// The block joins the compensated moments as one sample of weight `B = Σw`, mean
-    /// `m + a` and variance `σ² = Σw·δ²/B − a²`, where `a = Σw·δ/B` and `m` is the
+    /// `m + a` and variance `σ² = Σw·δ²/B − a²`, where `a = Σw·δ/B` (each weight taken
+    /// relative to the block's first, which cancels) and `m` is the
     /// mean's stored value that the deviations were taken from (the mean itself is `m`
     /// less its compensation `c`, so the block's mean lies `d = a + c` from it): with
     /// `f = B/(W + B)`, `x̄ += f·d` and `v += f·(σ² + (1 − f)·d² − v)`.
     fn merge(&mut self) {
-        let b = self.block_weight;
+        let (b, rel) = (self.block_weight, self.block_rel);
         add(&mut self.weight, &mut self.weight_comp, b);
-        let (f, inv_b) = (b / self.weight, 1.0 / b);
+        let f = b / self.weight;
         let d = self.dim;
         let (means, rest) = self.words.split_at_mut(d);
         let (mean_comps, rest) = rest.split_at_mut(d);
@@ -193,19 +216,19 @@ impl<'a, const VARIANCE: bool> WeightedF32<'a, VARIANCE> {
             let (sums, sq_sums) = rest.split_at_mut(d);
             let planes = means.iter_mut().zip(mean_comps).zip(vars).zip(var_comps);
             for ((((m, mc), v), vc), (s, q)) in planes.zip(sums.iter_mut().zip(sq_sums)) {
-                let (spread, d) = moved(*s, *q, inv_b, *mc);
+                let (spread, d) = moved(*s, *q, rel, *mc);
                 add(m, mc, f * d);
                 add(v, vc, f * ((spread + (1.0 - f) * d * d) - *v));
                 (*s, *q) = (0.0, 0.0);
             }
         } else {
             for ((m, mc), s) in means.iter_mut().zip(mean_comps).zip(rest) {
-                let (_, d) = moved(*s, 0.0, inv_b, *mc);
+                let (_, d) = moved(*s, 0.0, rel, *mc);
                 add(m, mc, f * d);
                 *s = 0.0;
             }
         }
-        (self.block_weight, self.block_len) = (0.0, 0);
+        (self.block_weight, self.block_rel, self.block_len) = (0.0, 0.0, 0);
     }
 
     /// Number of components.
@@ -250,7 +273,7 @@ impl<'a, const VARIANCE: bool> WeightedF32<'a, VARIANCE> {
             return (mean, var);
         }
         let f = self.block_weight / self.total_weight();
-        let (spread, shift) = moved(s, q, 1.0 / self.block_weight, c);
+        let (spread, shift) = moved(s, q, self.block_rel, c);
         let var = var + f * ((spread + (1.0 - f) * shift * shift) - var);
         (mean + f * shift, var)
     }
