@@ -166,7 +166,7 @@ impl<'a, const VARIANCE: bool> WeightedF32<'a, VARIANCE> {
         self.count += 1;
         // The sums weigh by `w/w₀`, so they stay at the scale of the deviations whatever
         // the weights' (a weight far above the block's first starts a block of its own).
-        if self.block_len > 0 && !(w <= self.block_scale * MAX_RATIO) {
+        if self.block_len > 0 && w > self.block_scale * MAX_RATIO {
             self.merge();
         }
         if self.block_len == 0 {
