@@ -38,30 +38,43 @@ fn gather_sum<I: SparseIndex>(idx: &[I], at: impl Fn(I) -> f32) -> f32 {
         acc[2] += at(c);
         acc[3] += at(d);
     }
-    let s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-    add_rest(s, rest, at)
+    let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    for_each_index(rest, |j| s += at(j));
+    s
 }
 
-/// `Σ at(j)` over `idx` in one running sum, left to right (the scalar twin's order),
-/// four indices a chunk.
+/// `Σ at(j)` over `idx` in one running sum, left to right (the scalar twin's order).
 #[inline(always)]
 fn gather_sum_serial<I: SparseIndex>(idx: &[I], at: impl Fn(I) -> f32) -> f32 {
-    let (chunks, rest) = idx.as_chunks::<4>();
     let mut s = 0.0f32;
-    for &[a, b, c, d] in chunks {
-        s = s + at(a) + at(b) + at(c) + at(d);
-    }
-    add_rest(s, rest, at)
+    for_each_index(idx, |j| s += at(j));
+    s
 }
 
-/// `s` plus the last one to three terms by name, in order (no loop to set up for them).
+/// `f(j)` for every index in order, four a chunk and the last one to three by name:
+/// each at a constant offset from its chunk (wasm folds it into the load; a running
+/// pointer per index does not), and no loop to set up for the rest.
 #[inline(always)]
-fn add_rest<I: SparseIndex>(s: f32, rest: &[I], at: impl Fn(I) -> f32) -> f32 {
+fn for_each_index<I: SparseIndex>(idx: &[I], mut f: impl FnMut(I)) {
+    let (chunks, rest) = idx.as_chunks::<4>();
+    for &[a, b, c, d] in chunks {
+        f(a);
+        f(b);
+        f(c);
+        f(d);
+    }
     match *rest {
-        [a] => s + at(a),
-        [a, b] => s + at(a) + at(b),
-        [a, b, c] => s + at(a) + at(b) + at(c),
-        _ => s,
+        [a] => f(a),
+        [a, b] => {
+            f(a);
+            f(b);
+        }
+        [a, b, c] => {
+            f(a);
+            f(b);
+            f(c);
+        }
+        _ => {}
     }
 }
 
@@ -91,28 +104,7 @@ pub(crate) unsafe fn sparse_dot_in_bounds<I: SparseIndex>(idx: &[I], w: &[f32]) 
 pub(crate) unsafe fn sparse_axpy_in_bounds<I: SparseIndex>(alpha: f32, idx: &[I], y: &mut [f32]) {
     debug_assert!(idx.iter().all(|j| j.index() < y.len()));
     // SAFETY: the caller guarantees every index is below `y.len()`.
-    let mut add = |j: I| unsafe { *y.get_unchecked_mut(j.index()) += alpha };
-    // Four at a time, as in `gather_sum` (the same adds in the same order).
-    let (chunks, rest) = idx.as_chunks::<4>();
-    for &[a, b, c, d] in chunks {
-        add(a);
-        add(b);
-        add(c);
-        add(d);
-    }
-    match *rest {
-        [a] => add(a),
-        [a, b] => {
-            add(a);
-            add(b);
-        }
-        [a, b, c] => {
-            add(a);
-            add(b);
-            add(c);
-        }
-        _ => {}
-    }
+    for_each_index(idx, |j| unsafe { *y.get_unchecked_mut(j.index()) += alpha });
 }
 
 /// `y[j] ← y[j] + α` for every `j ∈ idx`: scatter-add of a scaled sparse binary row.
