@@ -349,6 +349,36 @@ fn mala_is_exact_on_the_gaussian_target() {
         "MALA, precision metric",
         true,
     );
+    // With the metric given by its own Cholesky factor (the covariance): the same
+    // whitening from the other side, as a metric estimated from draws is given.
+    let mut c: Vec<f64> = t.cov.iter().copied().collect();
+    sgld::linalg::cholesky(&mut c, t.d).unwrap();
+    let c32: Vec<f32> = c.iter().map(|&v| v as f32).collect();
+    let s = Mala::new(&model).with_covariance_factor(&c32).unwrap();
+    let mut acc = 0u64;
+    let summary = run(
+        &s,
+        &MiniBatch::new(&model),
+        &vec![0.0; t.d],
+        1.0,
+        1_000,
+        50_000,
+        1,
+        29,
+        |st| acc = st.accepted(),
+    );
+    let rate = acc as f64 / 51_000.0;
+    eprintln!("MALA, covariance factor: acceptance {rate:.3}");
+    assert!(rate > 0.3, "acceptance {rate}");
+    check(
+        &summary,
+        &t.mean,
+        &t.cov,
+        &t.cov,
+        "MALA, covariance metric",
+        true,
+    );
+    assert!(Mala::new(&model).with_covariance_factor(&c32[1..]).is_err());
     assert!(Mala::new(&model).with_precision_factor(&l32[1..]).is_err());
     assert!(Mala::new(&model).with_metric(&m[1..]).is_err());
     let mut bad = m.clone();

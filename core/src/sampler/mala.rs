@@ -54,6 +54,8 @@ enum MalaMetric<'m> {
     Diagonal(&'m [f32]),
     /// The lower Cholesky factor `L` of the precision `P = M⁻¹ = LLᵀ`.
     Precision(&'m [f32]),
+    /// The lower Cholesky factor `L` of the metric itself, `M = LLᵀ`.
+    Covariance(&'m [f32]),
 }
 
 /// What one MALA step did.
@@ -65,6 +67,10 @@ pub struct MalaInfo {
     pub accepted: bool,
     /// The acceptance probability `min(1, …)` (0 for a non-finite proposal).
     pub accept_prob: f64,
+    /// The log of the Metropolis–Hastings ratio before the `min(1, ·)` (−∞ for a
+    /// non-finite proposal): far below zero (Stan's divergence threshold is −1000), it
+    /// says the proposal left the region the step can follow.
+    pub log_ratio: f64,
 }
 
 impl From<MalaInfo> for StepInfo {
@@ -116,6 +122,10 @@ impl<M> Mala<'_, M> {
                 solve_lower(l, out);
                 solve_lower_t(l, out);
             }
+            MalaMetric::Covariance(l) => {
+                lower_t_times(l, g, out);
+                lower_times_in_place(l, out);
+            }
         }
     }
 
@@ -153,6 +163,16 @@ impl<'m, M: Model> Mala<'m, M> {
         Ok(self)
     }
 
+    /// The same sampler with the metric `M = LLᵀ` given by its own lower Cholesky
+    /// factor `L` (row-major `d × d`, positive diagonal; the upper triangle is ignored),
+    /// e.g. a covariance estimated from warm-up draws. Costs `O(d²)` per step beside the
+    /// data pass.
+    pub fn with_covariance_factor(mut self, l: &'m [f32]) -> Result<Self, Error> {
+        super::Metric::Cholesky(l).check(self.model.dim())?;
+        self.metric = MalaMetric::Covariance(l);
+        Ok(self)
+    }
+
     /// The model.
     pub fn model(&self) -> &M {
         &self.model
@@ -168,7 +188,9 @@ impl<'m, M: Model> Mala<'m, M> {
         match self.metric {
             MalaMetric::Identity => {}
             MalaMetric::Diagonal(m) => super::Metric::Diagonal(m).check(theta.len())?,
-            MalaMetric::Precision(l) => super::Metric::Cholesky(l).check(theta.len())?,
+            MalaMetric::Precision(l) | MalaMetric::Covariance(l) => {
+                super::Metric::Cholesky(l).check(theta.len())?
+            }
         }
         let [grad, prop, grad_prop, tmp, drift, work] = common::carve::<6>(theta, scratch)?;
         let log_p = full_log_posterior(&self.model, theta, grad, tmp);
@@ -236,6 +258,7 @@ impl<'m, M: Model> Mala<'m, M> {
                 }
             }
             MalaMetric::Precision(l) => solve_lower_t(l, s.prop),
+            MalaMetric::Covariance(l) => lower_times_in_place(l, s.prop),
         }
         for ((p, &t), &dr) in s.prop.iter_mut().zip(s.theta.iter()).zip(s.drift.iter()) {
             *p = t + h * dr + scale * *p;
@@ -247,6 +270,7 @@ impl<'m, M: Model> Mala<'m, M> {
         };
         if !log_p_new.is_finite() || !crate::kernels::all_finite(s.grad_prop) {
             info.step.non_finite = true;
+            info.log_ratio = f64::NEG_INFINITY;
             s.refused += 1;
             return Ok(info);
         }
@@ -286,8 +310,20 @@ impl<'m, M: Model> Mala<'m, M> {
                 }
                 (f, r)
             }
+            MalaMetric::Covariance(l) => {
+                // aᵀM⁻¹a = ‖L⁻¹a‖²: the residual in f32, solved in place.
+                let mut quad = |res: &dyn Fn(usize) -> f64| {
+                    for (i, t) in s.tmp.iter_mut().enumerate() {
+                        *t = res(i) as f32;
+                    }
+                    solve_lower(l, s.tmp);
+                    s.tmp.iter().map(|&v| sq(v as f64)).sum::<f64>()
+                };
+                (quad(&fwd_res), quad(&rev_res))
+            }
         };
         let log_a = (log_p_new - s.log_p) / tau as f64 + (fwd - rev) / var2;
+        info.log_ratio = log_a;
         info.accept_prob = if log_a >= 0.0 { 1.0 } else { libm::exp(log_a) };
         if common::uniform(rng) < info.accept_prob {
             info.accepted = true;
@@ -297,6 +333,26 @@ impl<'m, M: Model> Mala<'m, M> {
             s.log_p = log_p_new;
         }
         Ok(info)
+    }
+}
+
+/// `out = Lᵀg` for the lower triangle of row-major `L` (`d = g.len()`, trusted).
+fn lower_t_times(l: &[f32], g: &[f32], out: &mut [f32]) {
+    let d = g.len();
+    out.fill(0.0);
+    for (k, &gk) in g.iter().enumerate() {
+        for (o, &lki) in out[..=k].iter_mut().zip(&l[k * d..k * d + k + 1]) {
+            *o += lki * gk;
+        }
+    }
+}
+
+/// `x = Lx` in place for the lower triangle of row-major `L` (from the last row up,
+/// each row reading only entries not yet overwritten).
+fn lower_times_in_place(l: &[f32], x: &mut [f32]) {
+    let d = x.len();
+    for i in (0..d).rev() {
+        x[i] = crate::kernels::imp::dot(&l[i * d..i * d + i + 1], &x[..=i]);
     }
 }
 

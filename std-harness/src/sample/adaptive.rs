@@ -1,7 +1,10 @@
-//! `--step-size auto`: preconditioned SGLD (the Laplace covariance as metric, control
-//! variates where they pay) at the step that puts α at `--alpha`; warm-up until chains
-//! from dispersed starts agree, then sampling in blocks until every parameter reaches
-//! the target ESS with R̂ ≤ 1.01.
+//! `--step-size auto`: where the estimator is the whole data set, the exact path
+//! ([`exact`]); otherwise preconditioned SGLD (the Laplace covariance as metric, control
+//! variates where they pay) at the
+//! step that puts α at `--alpha`, shrunk until a full-data Metropolis test would accept
+//! its moves ([`BIAS_ACCEPTANCE`]); warm-up until chains from dispersed starts agree
+//! (restarted at a smaller step when a chain goes non-finite), then sampling in blocks
+//! until every parameter reaches the target ESS with R̂ ≤ 1.01.
 
 use std::time::Instant;
 
@@ -10,9 +13,12 @@ use sgld::noise::DefaultRng;
 use sgld::sampler::PrecondSgld;
 use sgld::schedule::Constant;
 
+use super::bias;
 use super::chains::{self, Chain, Estimator, Stretch, advance_all, chain_seed};
 use super::config::SampleConfig;
 use super::diagnose;
+use super::exact;
+use super::mode::MetricStore;
 use super::problem::ModelSync;
 use super::warmup::{self, Laplace, MAX_WHITE_STEP, WarmupSummary};
 use super::{Bars, Sampled};
@@ -27,34 +33,57 @@ pub const WARMUP_RHAT: f64 = 1.05;
 /// below it.
 pub const ALPHA_MARGIN: f64 = 0.5;
 
-/// Runs the adapted warm-up and sampling.
+/// Restarts of the warm-up, each at a quarter of the step, after a chain went
+/// non-finite before the run gives up.
+pub const MAX_RESTARTS: u32 = 3;
+
+/// With mini-batches the step is shrunk until the full-data Metropolis acceptance of its
+/// Langevin proposal, averaged over the chains' states, is at least this: the drift's
+/// error over one step is then small beside its noise, so the discretisation bias is too
+/// (on a Gaussian whitened by the metric 0.9 holds up to ε ≈ 0.2 in 124 dimensions and
+/// binds only where the curvature outgrows the metric).
+pub const BIAS_ACCEPTANCE: f64 = 0.9;
+
+/// Halvings of the step the bias check may make.
+const MAX_BIAS_HALVINGS: u32 = 6;
+
+/// Runs the adapted warm-up and sampling: the exact path ([`exact::run`]) where the
+/// estimator is the whole data set and the target `smooth`, preconditioned SGLD
+/// otherwise.
 pub fn run(
     cfg: &SampleConfig,
     model: &dyn ModelSync,
     lap: &Laplace,
     starts: &[Vec<f32>],
+    smooth: bool,
     bars: &Bars,
 ) -> Result<Sampled, String> {
     let d = model.dim();
     let n = model.len();
-    let metric = &lap.metric;
     let mode = &lap.mode.theta;
+    let metric = lap.metric.clone();
     let mut rng = DefaultRng::seed_from_u64(chain_seed(cfg.seed, u64::MAX - 3));
     let rows = warmup::noise_rows(model, &mut rng);
     // The noise of both estimators at four draws from the Laplace approximation.
     let probes: Vec<Vec<f32>> = (0..4).map(|_| lap.draw(&mut rng, 1.0)).collect();
     // α varies from point to point: the mean over the points, with the step set for
     // half the target.
-    let lambda_of = |points: &[Vec<f32>], centre: Option<&[f32]>| -> Result<f64, String> {
+    let lambda_of = |metric: &MetricStore,
+                     points: &[Vec<f32>],
+                     centre: Option<&[f32]>|
+     -> Result<f64, String> {
         let mut sum = 0.0f64;
         for p in points {
             sum += warmup::noise_lambda(model, metric, p, centre, &rows)?;
         }
         Ok(sum / points.len().max(1) as f64)
     };
-    let lam_plain = lambda_of(&probes, None)?;
-    let lam_cv = lambda_of(&probes, Some(mode))?;
+    let lam_plain = lambda_of(&metric, &probes, None)?;
+    let lam_cv = lambda_of(&metric, &probes, Some(mode))?;
     let Choice { batch, cv, full } = choose(cfg, n, lam_plain, lam_cv);
+    if full && smooth && cfg.temperature > 0.0 {
+        return exact::run(cfg, model, lap, starts, bars);
+    }
     let step = |lambda: f64| {
         if full {
             MAX_WHITE_STEP
@@ -63,101 +92,152 @@ pub fn run(
         }
     };
     let centre = cv.then_some(mode.as_slice());
-    let mut eps = step(if cv { lam_cv } else { lam_plain });
+    let first_eps = step(if cv { lam_cv } else { lam_plain });
 
     let mut cv_buf = Vec::new();
     let estimator = Estimator::new(model, centre, &mut cv_buf)?;
     let est = estimator.shared();
-    let bad = |what: &'static str| move |e: sgld::Error| format!("{what}: {e}");
-    let mut sampler = PrecondSgld::new(metric.metric(), d)
-        .map_err(bad("the Laplace preconditioner"))?
-        .with_temperature(cfg.temperature)
-        .map_err(bad("--temperature"))?;
-    if let Some(c) = cfg.clip {
-        sampler = sampler.with_clip(c).map_err(bad("--clip"))?;
-    }
     let thin_for = |eps: f64| match cfg.thin {
         Thin::Every(k) => k,
         // About eight draws per autocorrelation time (≈ 4/ε steps in the whitened
         // coordinates).
         Thin::Auto => ((0.5 / eps).round() as u64).max(1),
     };
-    let mut chains = chains::from_starts(starts, cfg.seed, Some(&cfg.out))?;
     let started = Instant::now();
-    let run_stretch =
-        |chains: &mut [Chain], eps: f64, steps: u64, thin: u64| -> Result<(), String> {
-            let schedule =
-                Constant::new(eps as f32).map_err(|e| format!("step size {eps:e}: {e}"))?;
-            let stretch = Stretch {
-                schedule: &schedule,
-                steps,
-                total: steps,
-                batch,
-                full,
-                burn_in: BurnIn::Steps(0),
-                alpha: cfg.alpha,
-                thin,
-                count_moves: false,
-            };
-            bars.extend(steps);
-            advance_all(chains, model, est, &sampler, &stretch, &bars.bars);
-            Ok(())
+    let run_stretch = |chains: &mut [Chain],
+                       metric: &MetricStore,
+                       eps: f64,
+                       steps: u64,
+                       thin: u64|
+     -> Result<(), String> {
+        let bad = |what: &'static str| move |e: sgld::Error| format!("{what}: {e}");
+        let sampler = PrecondSgld::new(metric.metric(), d).map_err(bad("the metric"))?;
+        let sampler = super::with_options!(sampler, cfg);
+        let schedule = Constant::new(eps as f32).map_err(|e| format!("step size {eps:e}: {e}"))?;
+        let stretch = Stretch {
+            schedule: &schedule,
+            steps,
+            total: steps,
+            batch,
+            full,
+            burn_in: BurnIn::Steps(0),
+            alpha: cfg.alpha,
+            thin,
+            count_moves: false,
         };
-    let end_lambda = |chains: &[Chain]| -> Result<f64, String> {
+        bars.extend(steps);
+        advance_all(chains, model, est, &sampler, &stretch, &bars.bars);
+        Ok(())
+    };
+    let end_lambda = |metric: &MetricStore, chains: &[Chain]| -> Result<f64, String> {
         let points: Vec<Vec<f32>> = chains
             .iter()
             .filter(|c| c.failure.is_none())
             .map(|c| c.theta.clone())
             .collect();
-        lambda_of(&points, centre)
+        lambda_of(metric, &points, centre)
     };
     let failed = |chains: &[Chain]| chains.iter().any(|c| c.failure.is_some());
 
-    // Warm-up.
+    // Warm-up, restarted from the starts at a quarter of the step after a chain went
+    // non-finite.
     let warm_max = cfg.max_steps / 2;
-    let mut warm = 0u64;
-    let (mut converged, mut rhat, mut rate) = (false, f64::NAN, None);
-    match cfg.burn_in {
-        BurnIn::Steps(b) => {
-            if b > 0 {
-                run_stretch(&mut chains, eps, b, thin_for(eps))?;
-                warm = b;
-            }
-        }
-        BurnIn::Auto => loop {
-            let len = if warm == 0 {
-                (50.0 / eps).ceil() as u64
-            } else {
-                warm / 2
-            }
-            .clamp(1, warm_max.saturating_sub(warm).max(1));
-            run_stretch(&mut chains, eps, len, thin_for(eps))?;
-            warm += len;
-            if failed(&chains) {
-                break;
-            }
-            let half = chains.iter().map(Chain::kept).min().unwrap_or(0) / 2;
-            if let Some(s) = diagnose::scan(&chains, d, half) {
-                rhat = s.max_rhat;
-                rate = Some(s.min_bulk.min(s.min_tail) / (warm / 2).max(1) as f64);
-                if s.max_rhat <= WARMUP_RHAT {
-                    converged = true;
-                }
-            }
-            // The chains' states are now draws of the posterior (or nearer to it than
-            // the probes were): set the step from the noise there.
-            eps = step(end_lambda(&chains)?);
-            if converged || warm >= warm_max {
-                break;
-            }
-        },
-    }
     let mut notes = Vec::new();
     let mut warnings = Vec::new();
+    let mut restarts = 0u32;
+    let mut shrink = 1.0f64;
+    let (mut chains, mut eps, mut warm, mut converged, mut rhat, mut rate);
+    loop {
+        chains = chains::from_starts(starts, cfg.seed, Some(&cfg.out))?;
+        eps = first_eps * shrink;
+        warm = 0u64;
+        (converged, rhat, rate) = (false, f64::NAN, None);
+        match cfg.burn_in {
+            BurnIn::Steps(b) => {
+                if b > 0 {
+                    run_stretch(&mut chains, &metric, eps, b, thin_for(eps))?;
+                    warm = b;
+                }
+            }
+            BurnIn::Auto => loop {
+                let len = if warm == 0 {
+                    (50.0 / eps).ceil() as u64
+                } else {
+                    warm / 2
+                }
+                .clamp(1, warm_max.saturating_sub(warm).max(1));
+                run_stretch(&mut chains, &metric, eps, len, thin_for(eps))?;
+                warm += len;
+                if failed(&chains) {
+                    break;
+                }
+                let half = chains.iter().map(Chain::kept).min().unwrap_or(0) / 2;
+                if let Some(s) = diagnose::scan(&chains, d, half) {
+                    rhat = s.max_rhat;
+                    rate = Some(s.min_bulk.min(s.min_tail) / (warm / 2).max(1) as f64);
+                    if s.max_rhat <= WARMUP_RHAT {
+                        converged = true;
+                    }
+                }
+                // The chains' states are now draws of the posterior (or nearer to it than
+                // the probes were): set the step from the noise there.
+                eps = step(end_lambda(&metric, &chains)?) * shrink;
+                if converged || warm >= warm_max {
+                    break;
+                }
+            },
+        }
+        if !failed(&chains) || restarts == MAX_RESTARTS {
+            break;
+        }
+        let why = chains
+            .iter()
+            .find_map(|c| {
+                c.failure
+                    .as_ref()
+                    .map(|(s, w)| format!("chain {} at step {s}: {w}", c.id))
+            })
+            .unwrap_or_default();
+        notes.push(format!(
+            "warm-up restarted at a quarter of the step ({why})"
+        ));
+        restarts += 1;
+        shrink *= 0.25;
+    }
     if matches!(cfg.burn_in, BurnIn::Auto) && !converged && !failed(&chains) {
         warnings.push(format!(
             "warm-up ended at --max-steps/2 = {warm} steps without the chains agreeing (split R̂ {rhat:.3} over its second half): the draws may still remember their starts"
         ));
+    }
+    // The discretisation bias: the step shrinks until its proposal would pass a
+    // full-data Metropolis test.
+    let mut bias_acceptance = None;
+    if !full && !failed(&chains) && cfg.temperature > 0.0 {
+        let points: Vec<Vec<f32>> = chains.iter().map(|c| c.theta.clone()).collect();
+        let mut halvings = 0;
+        loop {
+            let a = bias::acceptance(model, &metric, eps, &points, cfg)?;
+            bias_acceptance = Some(a);
+            if a >= BIAS_ACCEPTANCE {
+                break;
+            }
+            if halvings == MAX_BIAS_HALVINGS {
+                warnings.push(format!(
+                    "the step {eps:.3e} is still too coarse for this posterior's curvature: a full-data Metropolis test would accept {:.0}% of its moves (wanted {:.0}%), so the draws carry a discretisation bias; give --batch N (the whole data set makes the run exact) or a smaller --step-size",
+                    100.0 * a,
+                    100.0 * BIAS_ACCEPTANCE
+                ));
+                break;
+            }
+            eps *= 0.5;
+            halvings += 1;
+        }
+        if halvings > 0 {
+            notes.push(format!(
+                "warm-up: the step halved {halvings} times to {eps:.3e} for a full-data Metropolis acceptance of {:.2} (discretisation bias bounded)",
+                bias_acceptance.unwrap_or(f64::NAN)
+            ));
+        }
     }
     for c in chains.iter_mut() {
         c.clear_draws()?;
@@ -176,53 +256,19 @@ pub fn run(
     let budget = cfg.max_steps.saturating_sub(warm).max(1);
     let mut sampled = 0u64;
     if !failed(&chains) {
-        match cfg.steps {
-            Some(s) => {
-                run_stretch(&mut chains, eps, s, thin)?;
-                sampled = s;
-            }
-            None => {
-                let target = cfg.target_ess;
-                // The first block from the warm-up's ESS per step (pessimistic: its window
-                // held the end of the transient), at most the warm-up's length; then each
-                // block what the ESS so far asks for, at most doubling the run.
-                let min_block = (20.0 / eps).ceil() as u64;
-                let mut next = match rate {
-                    Some(r) if r > 0.0 && r.is_finite() => (1.2 * target / r).ceil() as u64,
-                    _ => (400.0 / eps).ceil() as u64,
-                }
-                .min(warm.max(min_block))
-                .max(min_block);
-                loop {
-                    let len = next.min(budget - sampled).max(1);
-                    run_stretch(&mut chains, eps, len, thin)?;
-                    sampled += len;
-                    if failed(&chains) || sampled >= budget {
-                        break;
-                    }
-                    let Some(s) = diagnose::scan(&chains, d, usize::MAX) else {
-                        next = sampled;
-                        continue;
-                    };
-                    if s.meets(target) {
-                        break;
-                    }
-                    let ess = s.min_bulk.min(s.min_tail);
-                    let grow = if ess.is_finite() && ess > 0.0 && ess < target {
-                        1.2 * target / ess - 1.0
-                    } else {
-                        0.5
-                    };
-                    next = ((sampled as f64 * grow.clamp(0.25, 1.0)).ceil() as u64).max(1);
-                }
-                if sampled >= budget {
-                    notes.push(format!(
-                        "sampling stopped at --max-steps ({} steps per chain)",
-                        cfg.max_steps
-                    ));
-                }
-            }
+        // The first block from the warm-up's ESS per step (pessimistic: its window held
+        // the end of the transient), at most the warm-up's length.
+        let min_block = (20.0 / eps).ceil() as u64;
+        let first = match rate {
+            Some(r) if r > 0.0 && r.is_finite() => (1.2 * cfg.target_ess / r).ceil() as u64,
+            _ => (400.0 / eps).ceil() as u64,
         }
+        .min(warm.max(min_block))
+        .max(min_block);
+        let mut run = |chains: &mut [Chain], len: u64| run_stretch(chains, &metric, eps, len, thin);
+        let (s, more) = sample_to_target(cfg, &mut chains, d, first, min_block, budget, &mut run)?;
+        sampled = s;
+        notes.extend(more);
     }
     let seconds = started.elapsed().as_secs_f64();
     let sampling_seconds = sampling_started.elapsed().as_secs_f64();
@@ -231,7 +277,13 @@ pub fn run(
     } else if full {
         0.0
     } else {
-        warmup::alpha_at(eps, end_lambda(&chains)?, batch, n, cfg.temperature)
+        warmup::alpha_at(
+            eps,
+            end_lambda(&metric, &chains)?,
+            batch,
+            n,
+            cfg.temperature,
+        )
     };
     Ok(Sampled {
         chains,
@@ -251,6 +303,11 @@ pub fn run(
             steps: warm,
             converged,
             rhat,
+            metric: "laplace".into(),
+            metric_disagreement: None,
+            target_acceptance: None,
+            restarts,
+            bias_acceptance,
         },
         thin,
         step_label: "auto".into(),
@@ -264,8 +321,75 @@ pub fn run(
         alpha: Some(alpha),
         // In the whitened coordinates the posterior's curvature is about 1.
         stability: Some((eps, 1.0)),
+        acceptance: None,
+        divergent: None,
     })
 }
+
+/// Advances every chain by a number of steps.
+pub(crate) type Advance<'a> = dyn FnMut(&mut [Chain], u64) -> Result<(), String> + 'a;
+
+/// Samples until every parameter has the target ESS (bulk and tail) with R̂ ≤ 1.01, or
+/// `--steps` when given, or `budget` steps: `run(chains, len)` advances every chain by
+/// `len` steps, the first time by `first`, then each block by what the ESS so far asks
+/// for (at least `min_block`, at most doubling the run). Returns the steps run and notes.
+pub(crate) fn sample_to_target(
+    cfg: &SampleConfig,
+    chains: &mut [Chain],
+    d: usize,
+    first: u64,
+    min_block: u64,
+    budget: u64,
+    run: &mut Advance<'_>,
+) -> Result<(u64, Vec<String>), String> {
+    let failed = |chains: &[Chain]| chains.iter().any(|c| c.failure.is_some());
+    let mut notes = Vec::new();
+    if let Some(s) = cfg.steps {
+        run(chains, s)?;
+        return Ok((s, notes));
+    }
+    let target = cfg.target_ess;
+    let mut sampled = 0u64;
+    let mut next = first.max(min_block).max(1);
+    loop {
+        let len = next.min(budget - sampled).max(1);
+        run(chains, len)?;
+        sampled += len;
+        if failed(chains) || sampled >= budget {
+            break;
+        }
+        let Some(s) = diagnose::scan(chains, d, usize::MAX) else {
+            next = sampled;
+            continue;
+        };
+        if s.meets(target) {
+            break;
+        }
+        let ess = s.min_bulk.min(s.min_tail);
+        let grow = if ess.is_finite() && ess > 0.0 && ess < target {
+            1.2 * target / ess - 1.0
+        } else {
+            0.5
+        };
+        next = ((sampled as f64 * grow.clamp(0.25, 1.0)).ceil() as u64).max(1);
+    }
+    if sampled >= budget {
+        notes.push(format!(
+            "sampling stopped at --max-steps ({} steps per chain)",
+            cfg.max_steps
+        ));
+    }
+    Ok((sampled, notes))
+}
+
+/// The whole data set (the exact path) is chosen while it costs at most this many times
+/// the rows of the cheapest mini-batch: MALA's adapted step is 5–10 times SGLD's largest
+/// in the whitened coordinates, and it has no discretisation bias.
+pub const EXACT_WORTH: f64 = 4.0;
+
+/// Up to this many training rows the whole data set (the exact path) is always chosen:
+/// a full pass costs little there, and exact draws are worth it.
+pub const EXACT_ROWS: usize = 10_000;
 
 /// The smallest batch an adapted run takes.
 pub const MIN_BATCH: usize = 10;
@@ -281,8 +405,9 @@ struct Choice {
 /// `ε ∝ n` and the gradients per unit of ε are the same for every batch, so the best
 /// batch is the smallest whose step reaches [`MAX_WHITE_STEP`]:
 /// `n* = ε_max N² λ / (4ατ)` (eq. 10). Control variates cost two gradients a row; the
-/// whole data set (rows taken once each: no noise at all) costs `N` and wins up to twice
-/// the cost of the others; otherwise the cheapest wins.
+/// whole data set (rows taken once each: no noise at all) costs `N` and wins up to
+/// [`EXACT_WORTH`] times the cost of the others, and always up to [`EXACT_ROWS`] rows;
+/// otherwise the cheapest wins.
 fn choose(cfg: &SampleConfig, n: usize, lam_plain: f64, lam_cv: f64) -> Choice {
     let alpha = ALPHA_MARGIN * cfg.alpha;
     let step = |lam: f64, b: usize| warmup::step_for(lam, alpha, b, n, cfg.temperature);
@@ -320,8 +445,8 @@ fn choose(cfg: &SampleConfig, n: usize, lam_plain: f64, lam_cv: f64) -> Choice {
             cv: true,
             full: false,
         }
-    } else if c_full <= 2.0 * c_plain.min(c_cv) {
-        // No noise at all is worth up to twice the rows.
+    } else if n <= EXACT_ROWS || c_full <= EXACT_WORTH * c_plain.min(c_cv) {
+        // Exact draws at MALA's larger steps are worth up to EXACT_WORTH times the rows.
         Choice {
             batch: n,
             cv: false,

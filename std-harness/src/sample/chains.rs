@@ -107,7 +107,7 @@ pub struct Chain {
     pub id: usize,
     /// The current state.
     pub theta: Vec<f32>,
-    rng: DefaultRng,
+    pub(crate) rng: DefaultRng,
     /// Steps taken so far.
     pub steps_run: u64,
     /// Kept draws, `d` floats each.

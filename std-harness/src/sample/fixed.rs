@@ -198,6 +198,14 @@ pub fn run(
             steps: burn_in,
             converged: false,
             rhat: f64::NAN,
+            metric: match cfg.sampler {
+                SamplerKind::Precond | SamplerKind::Sghd | SamplerKind::Mala => "laplace".into(),
+                _ => "none".into(),
+            },
+            metric_disagreement: None,
+            target_acceptance: None,
+            restarts: 0,
+            bias_acceptance: None,
         },
         thin,
         batch: cfg.batch_or_default(),
@@ -210,6 +218,8 @@ pub fn run(
         warnings,
         alpha,
         stability,
+        acceptance: None,
+        divergent: None,
     })
 }
 

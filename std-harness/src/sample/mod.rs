@@ -11,12 +11,15 @@
 //! Stages 3 to 6 take any model: [`sample_model`] runs them for a [`Target`] (a core
 //! `Model` with its parameter names), as the command does for its built-in models.
 
+pub mod adapt;
 pub mod adaptive;
+pub mod bias;
 pub mod chains;
 pub mod cmdstan;
 pub mod config;
 pub mod diagnose;
 pub mod draws;
+pub mod exact;
 pub mod fixed;
 pub mod kept;
 pub mod mode;
@@ -38,6 +41,7 @@ pub use output::{DataFile, DataFiles, ParamSummary, Summary, TestSummary};
 pub use pipeline::{Outcome, Target, sample_model};
 pub use problem::{ModelSync, Problem};
 
+use crate::spec::PriorSpec;
 use chains::Chain;
 use warmup::WarmupSummary;
 
@@ -104,6 +108,10 @@ pub struct Sampled {
     pub alpha: Option<f64>,
     /// (largest step, curvature) for the stability check.
     pub stability: Option<(f64, f64)>,
+    /// The fraction of proposals accepted after warm-up (the exact path).
+    pub acceptance: Option<f64>,
+    /// Divergent transitions after warm-up (the exact path).
+    pub divergent: Option<u64>,
 }
 
 /// One progress bar per chain, hidden unless asked for.
@@ -214,6 +222,9 @@ fn run_impl(cfg: &SampleConfig, print: bool) -> Result<(Summary, Option<String>)
             let mut target = Target::new(model, cfg.model.name(), problem.names.clone())
                 .with_prior(&label, &prior_precision)
                 .with_data(data);
+            if matches!(problem.prior, Some(PriorSpec::Laplace(_))) {
+                target = target.with_kinked_prior();
+            }
             if let Some(t) = &test {
                 target = target.with_test(t);
             }

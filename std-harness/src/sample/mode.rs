@@ -227,6 +227,39 @@ pub fn precision(model: &dyn ModelSync, theta: &[f32], prior: &[f64]) -> Vec<f64
     p
 }
 
+/// The negative Hessian of the log posterior at `theta` by central differences of its
+/// gradient (`h = 10⁻³·max(1, |θₖ|)` a coordinate, symmetrised), as a full `d × d`
+/// row-major matrix; `None` above [`MAX_DENSE_METRIC`] parameters or where a gradient
+/// is not finite. Costs `2d` full-data gradients.
+pub fn hessian_precision(model: &dyn ModelSync, theta: &[f32]) -> Option<Vec<f64>> {
+    let d = model.dim();
+    if d > MAX_DENSE_METRIC {
+        return None;
+    }
+    let mut h = vec![0.0f64; d * d];
+    let mut t = theta.to_vec();
+    for k in 0..d {
+        let step = 1e-3 * (theta[k].abs() as f64).max(1.0);
+        t[k] = (theta[k] as f64 + step) as f32;
+        let up = (t[k] as f64, grad_log_posterior(model, &t));
+        t[k] = (theta[k] as f64 - step) as f32;
+        let down = (t[k] as f64, grad_log_posterior(model, &t));
+        t[k] = theta[k];
+        let dx = up.0 - down.0;
+        for j in 0..d {
+            h[j * d + k] = -(up.1[j] - down.1[j]) / dx;
+        }
+    }
+    for j in 0..d {
+        for k in 0..j {
+            let v = 0.5 * (h[j * d + k] + h[k * d + j]);
+            h[j * d + k] = v;
+            h[k * d + j] = v;
+        }
+    }
+    h.iter().all(|v| v.is_finite()).then_some(h)
+}
+
 /// A preconditioner `M ≈ P⁻¹`, owned, with the Laplace approximation's sds.
 #[derive(Debug, Clone)]
 pub enum MetricStore {
@@ -328,10 +361,14 @@ impl MetricStore {
 /// `1/Pⱼⱼ` when diagonal. Also returns the Cholesky factor of `P` when dense (MALA's
 /// precision factor).
 pub fn covariance(p: &[f64], d: usize) -> (MetricStore, Option<Vec<f32>>) {
+    // A diagonal entry that is not positive (no information on the parameter) is
+    // floored at 10⁻⁶ of the largest, not left to give an infinite variance.
     let diagonal = |p: &[f64], stride: usize| {
+        let top = (0..d).map(|j| p[j * stride]).fold(0.0f64, f64::max);
+        let floor = (1e-6 * top).max(f64::MIN_POSITIVE);
         MetricStore::Diagonal(
             (0..d)
-                .map(|j| (1.0 / p[j * stride].max(f64::MIN_POSITIVE)) as f32)
+                .map(|j| (1.0 / p[j * stride].max(floor)) as f32)
                 .collect(),
         )
     };

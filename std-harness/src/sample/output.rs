@@ -81,9 +81,14 @@ pub struct Summary {
     pub grad_evals_per_step: f64,
     /// Full-data passes of the mode search (L-BFGS iterations), not counted in `seconds`.
     pub pilot_steps: u64,
-    /// MALA's acceptance rate over all steps (absent for the other samplers).
+    /// MALA's acceptance rate: after warm-up on the exact path of `--step-size auto`,
+    /// over all steps with `--sampler mala` (absent for the other samplers).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub acceptance: Option<f64>,
+    /// MALA's divergent transitions after warm-up on the exact path (a log acceptance
+    /// ratio below −1000 or a non-finite density), as Stan counts them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub divergent: Option<u64>,
     /// Training rows.
     pub n_train: usize,
     /// Number of parameters.
@@ -313,27 +318,48 @@ pub fn print_table(s: &Summary, notes: &[String], out: &Path) {
     );
     let w = &s.warmup;
     if w.adapted {
-        crate::out!(
-            "warm-up: mode by L-BFGS ({} iterations), {} preconditioner (Laplace), {}, step {:.3e} (alpha {:.3} <= {}); {} steps{}",
-            w.mode_iterations,
-            w.preconditioner,
-            if w.full_batch {
-                "the whole data set each step (exact gradients)".to_string()
-            } else if w.cv {
-                format!("control variates on batches of {}", w.batch)
-            } else {
-                format!("batches of {}", w.batch)
-            },
-            w.step_size,
-            w.alpha,
-            s.alpha_target,
-            w.steps,
-            if w.converged {
-                format!(", chains agree (R̂ {:.3})", w.rhat)
-            } else {
-                String::new()
-            }
-        );
+        let metric = match (w.metric.as_str(), w.metric_disagreement) {
+            ("draws", Some([v, o])) => format!(
+                "{} metric from the warm-up draws (the Laplace approximation at the mode was off by a variance ratio of {v:.1} and {o:.1} sds)",
+                w.preconditioner
+            ),
+            ("draws", None) => format!("{} metric from the warm-up draws", w.preconditioner),
+            _ => format!("{} metric (Laplace)", w.preconditioner),
+        };
+        let agree = if w.converged {
+            format!(", chains agree (R̂ {:.3})", w.rhat)
+        } else {
+            String::new()
+        };
+        let restarts = match w.restarts {
+            0 => String::new(),
+            r => format!(", {r} restarts"),
+        };
+        match (w.full_batch, w.target_acceptance, s.acceptance) {
+            (true, Some(target), Some(acc)) => crate::out!(
+                "warm-up: mode by L-BFGS ({} iterations), MALA on the whole data set (Metropolis-adjusted: exact), {metric}, step {:.3e} (acceptance {acc:.2}, target {target}); {} steps{agree}",
+                w.mode_iterations,
+                w.step_size,
+                w.steps,
+            ),
+            _ => crate::out!(
+                "warm-up: mode by L-BFGS ({} iterations), {metric}, {}, step {:.3e} (alpha {:.3} <= {}{}); {} steps{restarts}{agree}",
+                w.mode_iterations,
+                if w.full_batch {
+                    "the whole data set each step (exact gradients)".to_string()
+                } else if w.cv {
+                    format!("control variates on batches of {}", w.batch)
+                } else {
+                    format!("batches of {}", w.batch)
+                },
+                w.step_size,
+                w.alpha,
+                s.alpha_target,
+                w.bias_acceptance
+                    .map_or_else(String::new, |a| format!(", full-data acceptance {a:.2}")),
+                w.steps,
+            ),
+        }
     }
     for n in notes {
         crate::out!("{n}");

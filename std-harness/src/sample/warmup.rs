@@ -68,17 +68,34 @@ impl Laplace {
     }
 }
 
+/// The diagonal of a prior's precision at θ.
+pub type PriorDiagonal<'a> = &'a dyn Fn(&[f32]) -> Vec<f64>;
+
 /// The mode (L-BFGS from `start`) and the Laplace approximation there.
-/// `prior_precision(θ)` is the diagonal of the prior's precision at θ.
+/// `prior_precision(θ)`, when given, is the diagonal of the prior's precision at θ, and
+/// the precision is the empirical Fisher information plus it. Without it (a model of
+/// the user's, whose prior the harness cannot see) the precision is the negative
+/// Hessian of the log posterior by central differences of its gradient (prior
+/// included) where that is positive definite, up to [`mode::MAX_DENSE_METRIC`]
+/// parameters; otherwise the Fisher information plus the Hessian's positive diagonal.
 pub fn laplace(
-    prior_precision: &dyn Fn(&[f32]) -> Vec<f64>,
+    prior_precision: Option<PriorDiagonal<'_>>,
     model: &dyn ModelSync,
     start: &[f32],
 ) -> Result<Laplace, String> {
     let mode = mode::find_mode(model, start)?;
-    let prior = prior_precision(&mode.theta);
     let d = model.dim();
-    let p = mode::precision(model, &mode.theta, &prior);
+    let p = match prior_precision {
+        Some(prior) => mode::precision(model, &mode.theta, &prior(&mode.theta)),
+        None => match mode::hessian_precision(model, &mode.theta) {
+            Some(h) if sgld::linalg::cholesky(&mut h.clone(), d).is_ok() => h,
+            Some(h) => {
+                let diag: Vec<f64> = (0..d).map(|j| h[j * d + j].max(0.0)).collect();
+                mode::precision(model, &mode.theta, &diag)
+            }
+            None => mode::precision(model, &mode.theta, &vec![0.0; d]),
+        },
+    };
     let max_precision = if p.len() == d * d {
         (0..d).map(|j| p[j * d + j]).fold(0.0, f64::max)
     } else {
@@ -267,4 +284,19 @@ pub struct WarmupSummary {
     pub converged: bool,
     /// The largest split R̂ over the warm-up's second half at its end.
     pub rhat: f64,
+    /// Where the metric came from: `laplace` (the Laplace approximation at the mode,
+    /// which the warm-up draws agreed with), `draws` (the warm-up draws' covariance,
+    /// where they did not), or `none`.
+    pub metric: String,
+    /// Where the metric came from the draws: how far the Laplace approximation was from
+    /// them (the largest variance ratio of a whitened coordinate, either way, and the
+    /// largest offset of their mean from the mode in whitened units).
+    pub metric_disagreement: Option<[f64; 2]>,
+    /// The acceptance rate the step was adapted to (the exact path).
+    pub target_acceptance: Option<f64>,
+    /// Restarts of the warm-up at a smaller step after a chain went non-finite.
+    pub restarts: u32,
+    /// With mini-batches: the full-data Metropolis acceptance of the chosen step's
+    /// proposal at the warm-up's end (the bias check).
+    pub bias_acceptance: Option<f64>,
 }

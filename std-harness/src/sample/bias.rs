@@ -1,0 +1,149 @@
+//! The discretisation bias of a mini-batch run, measured: the Metropolis acceptance that
+//! the step's Langevin proposal `θ + (ε/2)M∇log p + N(0, ετM)` would have on the full
+//! data, from the chains' warm-up states. An unadjusted chain is biased by the drift's
+//! error over a step; the acceptance of its proposal says how large that error is beside
+//! the step's noise (near 1: negligible; well below: the step outruns the curvature).
+//! Above [`MAX_ROWS`] training rows the full data is stood for by evenly spaced rows,
+//! their likelihood scaled by `N/m`: the same curvature at a fixed cost.
+
+use rand_core::SeedableRng;
+use sgld::models::Model;
+use sgld::noise::DefaultRng;
+use sgld::sampler::Mala;
+
+use super::chains::chain_seed;
+use super::config::SampleConfig;
+use super::mode::MetricStore;
+use super::problem::ModelSync;
+
+/// Rows the full data is stood for by, at most.
+pub const MAX_ROWS: usize = 4096;
+
+/// Proposals from each point.
+const PROPOSALS: usize = 16;
+
+/// `m` evenly spaced rows of a model, their likelihood scaled by `N/m`.
+struct Subset<'a> {
+    model: &'a dyn ModelSync,
+    rows: Vec<usize>,
+    scale: f64,
+}
+
+impl<'a> Subset<'a> {
+    fn new(model: &'a dyn ModelSync, m: usize) -> Self {
+        let n = model.len();
+        let m = m.clamp(1, n.max(1));
+        Self {
+            model,
+            rows: (0..m).map(|k| k * n / m).collect(),
+            scale: n as f64 / m as f64,
+        }
+    }
+
+    fn map(&self, batch: &[usize]) -> Vec<usize> {
+        batch
+            .iter()
+            .filter_map(|&i| self.rows.get(i).copied())
+            .collect()
+    }
+}
+
+impl Model for Subset<'_> {
+    fn dim(&self) -> usize {
+        self.model.dim()
+    }
+    fn len(&self) -> usize {
+        self.rows.len()
+    }
+    fn add_log_prior_grad(&self, theta: &[f32], grad: &mut [f32]) {
+        self.model.add_log_prior_grad(theta, grad);
+    }
+    fn add_log_lik_grad(&self, theta: &[f32], batch: &[usize], grad: &mut [f32]) {
+        let mut g = vec![0.0f32; grad.len()];
+        self.model.add_log_lik_grad(theta, &self.map(batch), &mut g);
+        for (a, b) in grad.iter_mut().zip(&g) {
+            *a += (self.scale * *b as f64) as f32;
+        }
+    }
+    fn log_prior(&self, theta: &[f32]) -> f64 {
+        self.model.log_prior(theta)
+    }
+    fn log_lik(&self, theta: &[f32], batch: &[usize]) -> f64 {
+        self.scale * self.model.log_lik(theta, &self.map(batch))
+    }
+}
+
+/// The mean Metropolis acceptance probability of [`PROPOSALS`] Langevin proposals of
+/// step `eps` on `metric` from each of `points` (each chained from the last accepted,
+/// as a short exact run would), on the full data or [`MAX_ROWS`] of it. Points where the
+/// density is not finite count as rejections.
+pub fn acceptance(
+    model: &dyn ModelSync,
+    metric: &MetricStore,
+    eps: f64,
+    points: &[Vec<f32>],
+    cfg: &SampleConfig,
+) -> Result<f64, String> {
+    let subset;
+    let whole: &dyn ModelSync = if model.len() > MAX_ROWS {
+        subset = Subset::new(model, MAX_ROWS);
+        &subset
+    } else {
+        model
+    };
+    let mala = Mala::new(whole);
+    let mala = match metric {
+        MetricStore::Cholesky(l) => mala.with_covariance_factor(l),
+        MetricStore::Diagonal(v) => mala.with_metric(v),
+    }
+    .map_err(|e| format!("the bias check's metric: {e}"))?;
+    let mala = super::with_options!(mala, cfg);
+    let d = model.dim();
+    let mut sum = 0.0f64;
+    let mut count = 0usize;
+    for (k, p) in points.iter().enumerate() {
+        let mut theta = p.clone();
+        let mut scratch = vec![0.0f32; Mala::<()>::scratch_len(d)];
+        let mut rng = DefaultRng::seed_from_u64(chain_seed(cfg.seed, u64::MAX - 64 - k as u64));
+        count += PROPOSALS;
+        let Ok(mut state) = mala.init(&mut theta, &mut scratch) else {
+            continue;
+        };
+        for _ in 0..PROPOSALS {
+            if let Ok(info) = mala.step(&mut state, eps as f32, &mut rng) {
+                sum += info.accept_prob;
+            }
+        }
+    }
+    Ok(sum / count.max(1) as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sgld::models::{Gaussian, LogisticDense};
+
+    /// The subset's log likelihood and gradient are `N/m` times those of its rows.
+    #[test]
+    fn a_subset_scales_its_rows() {
+        let n = 10;
+        let x: Vec<f32> = (0..2 * n).map(|i| (i % 7) as f32 * 0.3 - 1.0).collect();
+        let y: Vec<f32> = (0..n)
+            .map(|i| if i % 2 == 0 { 1.0 } else { -1.0 })
+            .collect();
+        let m = LogisticDense::new(&x, &y, 2, Gaussian::new(1.0).unwrap()).unwrap();
+        let s = Subset::new(&m, 5);
+        assert_eq!(s.rows, vec![0, 2, 4, 6, 8]);
+        let theta = [0.3f32, -0.2];
+        let want = 2.0 * m.log_lik(&theta, &[0, 2, 4, 6, 8]);
+        assert!((s.log_lik(&theta, &[0, 1, 2, 3, 4]) - want).abs() < 1e-9);
+        let (mut a, mut b) = ([0.0f32; 2], [0.0f32; 2]);
+        s.add_log_lik_grad(&theta, &[0, 1, 2, 3, 4], &mut a);
+        m.add_log_lik_grad(&theta, &[0, 2, 4, 6, 8], &mut b);
+        for (u, v) in a.iter().zip(&b) {
+            assert!((u - 2.0 * v).abs() < 1e-5);
+        }
+        // Indices past the subset are skipped, never read out of bounds.
+        assert!(s.log_lik(&theta, &[99]).abs() < 1e-12);
+    }
+}

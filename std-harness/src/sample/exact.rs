@@ -1,0 +1,493 @@
+//! `--step-size auto` where the estimator is the whole data set: the Metropolis-adjusted
+//! Langevin algorithm (MALA), exact at any step, so the step is a matter of speed and
+//! not of bias.
+//!
+//! The warm-up follows Stan's: a first stretch that adapts the step alone, then windows
+//! of doubling length at whose ends the metric is checked against the window's draws,
+//! then a last stretch that settles the step. The step is adapted by dual averaging
+//! toward [`TARGET_ACCEPT`] ([`DualAveraging`]). The metric starts as the Laplace
+//! approximation at the mode and is kept while the draws agree with it; where they do
+//! not (a funnel, whose mode is not where its mass is; a skewed posterior; fewer rows
+//! than parameters, where the empirical Fisher information is a poor curvature), the
+//! windows' covariance replaces it. The warm-up is extended until chains from dispersed
+//! starts agree; sampling then runs to the target ESS, and counts divergent transitions
+//! (a proposal whose log acceptance ratio is below −1000, or whose density is not
+//! finite) as Stan does.
+
+use std::time::Instant;
+
+use indicatif::ProgressBar;
+use rayon::prelude::*;
+use sgld::sampler::{ChainState, Mala};
+
+use super::adapt::{self, DualAveraging};
+use super::adaptive::{WARMUP_RHAT, sample_to_target};
+use super::chains::{self, Chain};
+use super::config::SampleConfig;
+use super::diagnose;
+use super::mode::MetricStore;
+use super::problem::ModelSync;
+use super::warmup::{Laplace, WarmupSummary};
+use super::{Bars, Sampled};
+use crate::spec::{BurnIn, Thin};
+
+/// The acceptance rate the step is adapted to. MALA's optimum on a Gaussian in many
+/// dimensions is 0.574 (Roberts & Rosenthal 1998); a little above it is more robust
+/// where the curvature varies.
+pub const TARGET_ACCEPT: f64 = 0.65;
+
+/// A transition is divergent when its log acceptance ratio is below this (Stan's energy
+/// threshold) or its proposal's density is not finite.
+pub const DIVERGENT_LOG_RATIO: f64 = -1000.0;
+
+/// The metric is replaced by the draws' covariance when a whitened coordinate's
+/// variance is off by more than this factor either way (an sd off by 1.6×), or the
+/// draws' mean lies more than [`MAX_OFFSET`] whitened units from the mode.
+pub const MAX_VARIANCE_RATIO: f64 = 2.5;
+
+/// See [`MAX_VARIANCE_RATIO`].
+pub const MAX_OFFSET: f64 = 2.0;
+
+/// The metric is checked on windows of at least this many steps a chain (shorter ones
+/// give too noisy a variance to judge it by).
+const MIN_CHECKED_WINDOW: u64 = 100;
+
+/// Warm-up steps of an adapted run at most (the windows keep doubling until then).
+pub const MAX_WARMUP: u64 = 16_000;
+
+/// Divergent transitions after warm-up are a warning above this fraction of them. A
+/// single Langevin step that jumps far into a parameter's exponential tail (a log
+/// scale) diverges now and then without harm, and is rejected; many of them say the
+/// step cannot follow the curvature somewhere.
+pub const DIVERGENT_WARN_FRACTION: f64 = 0.05;
+
+/// A chain whose acceptance after warm-up is below this is reported as stuck.
+const STUCK_ACCEPTANCE: f64 = 0.1;
+
+/// A stretch of the warm-up.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Phase {
+    /// The step alone adapts.
+    Fast(u64),
+    /// A window whose draws check (or set) the metric at its end.
+    Window(u64),
+}
+
+impl Phase {
+    fn len(self) -> u64 {
+        match self {
+            Phase::Fast(n) | Phase::Window(n) => n,
+        }
+    }
+}
+
+/// Stan's plan for `total` warm-up steps: 15% (at most 75) adapting the step, windows
+/// of 25, 50, 100, … steps (the last one stretched to fill), 10% (at most 50) at the
+/// end for the step alone; under 20 steps, the step alone.
+fn plan(total: u64) -> Vec<Phase> {
+    if total < 20 {
+        return vec![Phase::Fast(total)];
+    }
+    let first = (total * 15 / 100).min(75);
+    let last = (total / 10).min(50);
+    let mut left = total - first - last;
+    let mut phases = vec![Phase::Fast(first)];
+    let mut w = 25u64.min(left);
+    while left > 0 {
+        // A window whose successor would not fit in what is left takes the rest.
+        let this = if left < w + 2 * w { left } else { w };
+        phases.push(Phase::Window(this));
+        left -= this;
+        w *= 2;
+    }
+    phases.push(Phase::Fast(last));
+    phases
+}
+
+/// Proposals, acceptances and divergences of a stretch of one chain.
+#[derive(Debug, Default, Clone, Copy)]
+struct Counts {
+    proposals: u64,
+    accepted: u64,
+    divergent: u64,
+}
+
+/// How the metric was chosen, for the table and summary.json.
+#[derive(Debug, Clone, PartialEq)]
+enum Source {
+    /// The Laplace approximation at the mode, confirmed by the warm-up's draws.
+    Laplace,
+    /// The covariance of warm-up draws; the Laplace approximation disagreed by this much.
+    Draws { variance_ratio: f64, offset: f64 },
+}
+
+/// MALA on `model`'s full data with `metric`, `cfg`'s temperature and clipping.
+fn mala<'m>(
+    model: &'m dyn ModelSync,
+    metric: &'m MetricStore,
+    cfg: &SampleConfig,
+) -> Result<Mala<'m, &'m dyn ModelSync>, String> {
+    let m = Mala::new(model);
+    let m = match metric {
+        MetricStore::Cholesky(l) => m.with_covariance_factor(l),
+        MetricStore::Diagonal(v) => m.with_metric(v),
+    }
+    .map_err(|e| format!("the metric: {e}"))?;
+    Ok(super::with_options!(m, cfg))
+}
+
+/// Advances `ch` by `steps` MALA steps, adapting the step with `da` when given (else at
+/// `eps`), keeping every `thin`-th state.
+#[allow(clippy::too_many_arguments)]
+fn advance(
+    ch: &mut Chain,
+    mala: &Mala<'_, &dyn ModelSync>,
+    steps: u64,
+    mut da: Option<&mut DualAveraging>,
+    eps: f64,
+    thin: u64,
+    counts: &mut Counts,
+    bar: &ProgressBar,
+) {
+    if ch.failure.is_some() {
+        return;
+    }
+    let d = ch.theta.len();
+    let mut scratch = vec![0.0f32; Mala::<()>::scratch_len(d)];
+    let mut theta = std::mem::take(&mut ch.theta);
+    let thin = thin.max(1);
+    let tick = (steps / 100).max(1);
+    match mala.init(&mut theta, &mut scratch) {
+        Err(e) => ch.failure = Some((ch.steps_run, format!("cannot start the chain: {e}"))),
+        Ok(mut state) => {
+            for k in 0..steps {
+                let e = da.as_ref().map_or(eps, |a| a.step_size());
+                let info = match mala.step(&mut state, e as f32, &mut ch.rng) {
+                    Ok(info) => info,
+                    Err(err) => {
+                        ch.failure = Some((ch.steps_run + 1, err.to_string()));
+                        break;
+                    }
+                };
+                counts.proposals += 1;
+                counts.accepted += info.accepted as u64;
+                if info.log_ratio.is_nan() || info.log_ratio < DIVERGENT_LOG_RATIO {
+                    counts.divergent += 1;
+                }
+                if let Some(a) = da.as_deref_mut() {
+                    a.update(info.accept_prob);
+                }
+                ch.steps_run += 1;
+                if ch.steps_run.is_multiple_of(thin) {
+                    if let Err(err) = ch.draws.push(state.theta()) {
+                        ch.failure = Some((ch.steps_run, err));
+                        break;
+                    }
+                    ch.record.push(ch.steps_run, e as f32, e * thin as f64);
+                }
+                if (k + 1).is_multiple_of(tick) {
+                    bar.inc(tick);
+                }
+            }
+        }
+    }
+    ch.theta = theta;
+}
+
+/// Runs `steps` on every chain in parallel; returns each chain's counts.
+#[allow(clippy::too_many_arguments)]
+fn advance_all(
+    chains: &mut [Chain],
+    das: &mut [DualAveraging],
+    mala: &Mala<'_, &dyn ModelSync>,
+    steps: u64,
+    adapt: bool,
+    eps: f64,
+    thin: u64,
+    bars: &Bars,
+) -> Vec<Counts> {
+    bars.extend(steps);
+    let hidden = ProgressBar::hidden();
+    chains
+        .par_iter_mut()
+        .zip(das.par_iter_mut())
+        .enumerate()
+        .map(|(c, (ch, da))| {
+            let mut counts = Counts::default();
+            let bar = bars.bars.get(c).unwrap_or(&hidden);
+            advance(
+                ch,
+                mala,
+                steps,
+                adapt.then_some(da),
+                eps,
+                thin,
+                &mut counts,
+                bar,
+            );
+            counts
+        })
+        .collect()
+}
+
+/// The step all chains sample with: the median of their adapted steps.
+fn common_step(das: &[DualAveraging]) -> f64 {
+    let mut logs: Vec<f64> = das.iter().map(|d| d.adapted().ln()).collect();
+    logs.sort_by(f64::total_cmp);
+    let k = logs.len();
+    if k == 0 {
+        return 1.0;
+    }
+    ((logs[(k - 1) / 2] + logs[k / 2]) / 2.0).exp()
+}
+
+/// Runs the exact warm-up and sampling from `starts`.
+pub fn run(
+    cfg: &SampleConfig,
+    model: &dyn ModelSync,
+    lap: &Laplace,
+    starts: &[Vec<f32>],
+    bars: &Bars,
+) -> Result<Sampled, String> {
+    let d = model.dim();
+    let n = model.len();
+    let mut metric = lap.metric.clone();
+    let mut source = Source::Laplace;
+    let mut notes = Vec::new();
+    let mut warnings = Vec::new();
+    // A start where the density is not finite moves to the mode.
+    let mut chains = chains::from_starts(starts, cfg.seed, Some(&cfg.out))?;
+    for ch in chains.iter_mut() {
+        if !super::mode::log_posterior(model, &ch.theta).is_finite() {
+            notes.push(format!(
+                "chain {}: the log density at its dispersed start is not finite; it starts at the mode",
+                ch.id
+            ));
+            ch.theta = lap.mode.theta.clone();
+        }
+    }
+    let eps0 = 1.5 / (d.max(1) as f64).cbrt();
+    let mut das = vec![DualAveraging::new(eps0, TARGET_ACCEPT); chains.len()];
+    let started = Instant::now();
+
+    // Warm-up: the plan, then (with --burn-in auto) a longer window and a last stretch
+    // at a time until the chains agree.
+    let (mut phases, extend) = match cfg.burn_in {
+        BurnIn::Steps(b) => (plan(b), false),
+        BurnIn::Auto => (plan(500), true),
+    };
+    let warm_max = (cfg.max_steps / 2).min(MAX_WARMUP);
+    let mut warm = 0u64;
+    let (mut converged, mut rhat) = (false, f64::NAN);
+    let mut last_window = 0u64;
+    loop {
+        // Convergence is judged on the draws since the last window began: earlier ones
+        // were taken with other metrics and steps.
+        let mut judged_from: Vec<usize> = chains.iter().map(Chain::kept).collect();
+        for &phase in &phases {
+            let len = phase.len();
+            if len == 0 {
+                continue;
+            }
+            let from: Vec<usize> = chains.iter().map(Chain::kept).collect();
+            let sampler = mala(model, &metric, cfg)?;
+            advance_all(&mut chains, &mut das, &sampler, len, true, 0.0, 1, bars);
+            warm += len;
+            if chains.iter().any(|c| c.failure.is_some()) {
+                break;
+            }
+            let Phase::Window(len) = phase else {
+                continue;
+            };
+            judged_from = from.clone();
+            last_window = len;
+            // The window's draws check the metric (or, once it came from draws, replace it).
+            if let Some(m) = adapt::window_moments(&chains, &from)? {
+                let replace = match &source {
+                    Source::Draws { .. } => true,
+                    Source::Laplace if len >= MIN_CHECKED_WINDOW => {
+                        let (v, o) = adapt::disagreement(&metric, &lap.mode.theta, &m);
+                        let off = v > MAX_VARIANCE_RATIO || o > MAX_OFFSET;
+                        if off {
+                            source = Source::Draws {
+                                variance_ratio: v,
+                                offset: o,
+                            };
+                        }
+                        off
+                    }
+                    Source::Laplace => false,
+                };
+                if replace && let Some(new) = adapt::metric_from(&m, &lap.metric) {
+                    metric = new;
+                }
+            }
+            for da in das.iter_mut() {
+                *da = DualAveraging::new(da.step_size(), TARGET_ACCEPT);
+            }
+        }
+        if chains.iter().any(|c| c.failure.is_some()) {
+            break;
+        }
+        let judged = chains
+            .iter()
+            .zip(&judged_from)
+            .map(|(c, &f)| c.kept() - f)
+            .min()
+            .unwrap_or(0);
+        if let Some(s) = diagnose::scan(&chains, d, judged) {
+            rhat = s.max_rhat;
+            converged = s.max_rhat <= WARMUP_RHAT;
+        }
+        if converged || !extend || warm >= warm_max {
+            break;
+        }
+        let next = (2 * last_window.max(100)).min(warm_max.saturating_sub(warm + 50));
+        if next == 0 {
+            break;
+        }
+        phases = vec![Phase::Window(next), Phase::Fast(50)];
+    }
+    let eps = common_step(&das);
+    if matches!(cfg.burn_in, BurnIn::Auto) && !converged {
+        warnings.push(format!(
+            "warm-up ended after {warm} steps without the chains agreeing (split R̂ {rhat:.3} over its last window): the draws may still remember their starts, or the chains are in different modes"
+        ));
+    }
+    for c in chains.iter_mut() {
+        c.clear_draws()?;
+    }
+    chains::select(&mut chains, cfg.chain_ids.as_ref());
+    let sampling_started = Instant::now();
+
+    // Sampling at the adapted step on the final metric.
+    let sampler = mala(model, &metric, cfg)?;
+    let thin = match cfg.thin {
+        Thin::Every(k) => k,
+        // About eight draws per autocorrelation time (≈ 4/(aε) steps whitened).
+        Thin::Auto => {
+            let t = ((0.5 / (TARGET_ACCEPT * eps)).round() as u64).max(1);
+            match cfg.steps {
+                Some(s) => t.max(super::auto_thin(s)),
+                None => t,
+            }
+        }
+    };
+    let mut totals = vec![Counts::default(); chains.len()];
+    let mut das_s = das.clone();
+    let mut run = |chains: &mut [Chain], steps: u64| -> Result<(), String> {
+        let counts = advance_all(chains, &mut das_s, &sampler, steps, false, eps, thin, bars);
+        for (t, c) in totals.iter_mut().zip(counts) {
+            t.proposals += c.proposals;
+            t.accepted += c.accepted;
+            t.divergent += c.divergent;
+        }
+        Ok(())
+    };
+    let min_block = ((20.0 / (TARGET_ACCEPT * eps)).ceil() as u64).max(50);
+    let budget = cfg.max_steps.saturating_sub(warm).max(1);
+    let first = (warm / 2).max(min_block);
+    let (sampled, more) =
+        sample_to_target(cfg, &mut chains, d, first, min_block, budget, &mut run)?;
+    notes.extend(more);
+    let seconds = started.elapsed().as_secs_f64();
+    let sampling_seconds = sampling_started.elapsed().as_secs_f64();
+
+    let total = totals.iter().fold(Counts::default(), |a, c| Counts {
+        proposals: a.proposals + c.proposals,
+        accepted: a.accepted + c.accepted,
+        divergent: a.divergent + c.divergent,
+    });
+    let acceptance = total.accepted as f64 / total.proposals.max(1) as f64;
+    if total.divergent as f64 > DIVERGENT_WARN_FRACTION * total.proposals as f64 {
+        warnings.push(format!(
+            "{} of {} transitions after warm-up diverged (a proposal's log acceptance ratio below {DIVERGENT_LOG_RATIO} or a non-finite density): the posterior has regions of a curvature the step {eps:.3e} cannot follow (a funnel's neck?), which the draws may miss; reparameterise (e.g. non-centred) or check the model",
+            total.divergent, total.proposals
+        ));
+    } else if total.divergent > 0 {
+        notes.push(format!(
+            "{} of {} transitions after warm-up diverged and were rejected (a jump into a far tail; the draws stay exact)",
+            total.divergent, total.proposals
+        ));
+    }
+    for (ch, c) in chains.iter().zip(&totals) {
+        let a = c.accepted as f64 / c.proposals.max(1) as f64;
+        if c.proposals > 0 && a < STUCK_ACCEPTANCE {
+            warnings.push(format!(
+                "chain {} accepted {:.1}% of its proposals after warm-up (the step was adapted for {:.0}%): it is stuck where the step does not fit (a funnel's neck, a far mode), and its draws may not represent the posterior",
+                ch.id,
+                100.0 * a,
+                100.0 * TARGET_ACCEPT
+            ));
+        }
+    }
+    let (metric_label, disagreement) = match source {
+        Source::Laplace => ("laplace".to_string(), None),
+        Source::Draws {
+            variance_ratio,
+            offset,
+        } => ("draws".to_string(), Some((variance_ratio, offset))),
+    };
+    Ok(Sampled {
+        chains,
+        burn_in: warm,
+        total_steps: warm + sampled,
+        warmup: WarmupSummary {
+            adapted: true,
+            sampler: "mala".into(),
+            preconditioner: metric.kind().into(),
+            cv: false,
+            batch: n,
+            full_batch: true,
+            step_size: eps,
+            alpha: 0.0,
+            mode_iterations: lap.mode.iterations,
+            mode_log_posterior: lap.mode.log_post,
+            steps: warm,
+            converged,
+            rhat,
+            metric: metric_label,
+            metric_disagreement: disagreement.map(|(v, o)| [v, o]),
+            target_acceptance: Some(TARGET_ACCEPT),
+            restarts: 0,
+            bias_acceptance: None,
+        },
+        thin,
+        step_label: "auto".into(),
+        grad_evals_per_step: n as f64,
+        batch: n,
+        seconds,
+        sampling: (sampling_seconds, sampled),
+        constant_step: true,
+        notes,
+        warnings,
+        alpha: Some(0.0),
+        stability: None,
+        acceptance: Some(acceptance),
+        divergent: Some(total.divergent),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plans_cover_the_warm_up() {
+        for total in [0, 5, 19, 20, 100, 150, 500, 1000, 1234, 16_000] {
+            let p = plan(total);
+            assert_eq!(p.iter().map(|x| x.len()).sum::<u64>(), total, "{p:?}");
+        }
+        assert_eq!(
+            plan(500),
+            vec![
+                Phase::Fast(75),
+                Phase::Window(25),
+                Phase::Window(50),
+                Phase::Window(100),
+                Phase::Window(200),
+                Phase::Fast(50)
+            ]
+        );
+    }
+}
