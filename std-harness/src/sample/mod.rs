@@ -41,7 +41,6 @@ pub use output::{DataFile, DataFiles, ParamSummary, Summary, TestSummary};
 pub use pipeline::{Outcome, Target, sample_model};
 pub use problem::{ModelSync, Problem};
 
-use crate::spec::PriorSpec;
 use chains::Chain;
 use warmup::WarmupSummary;
 
@@ -222,16 +221,15 @@ fn run_impl(cfg: &SampleConfig, print: bool) -> Result<(Summary, Option<String>)
             let mut target = Target::new(model, cfg.model.name(), problem.names.clone())
                 .with_prior(&label, &prior_precision)
                 .with_data(data);
-            if matches!(problem.prior, Some(PriorSpec::Laplace(_))) {
-                target = target.with_kinked_prior();
-            }
             if let Some(t) = &test {
                 target = target.with_test(t);
             }
             sample_model(&target, cfg)
         })??
     };
-    if print {
+    // A run whose chain stopped ends in the error naming the cause, not in a table of
+    // what it left.
+    if print && outcome.failure.is_none() {
         outcome.print();
     }
     Ok((outcome.summary, outcome.failure))

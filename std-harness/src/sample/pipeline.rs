@@ -121,9 +121,14 @@ impl<'a> Target<'a> {
         self
     }
 
-    /// The prior: its label for summary.json and its precision's diagonal at θ.
+    /// The prior: its label for summary.json and its precision's diagonal at θ. A label
+    /// that starts with `laplace` (as `sgld sample` writes it, `laplace:1`) marks the
+    /// prior as kinked ([`Target::with_kinked_prior`]).
     pub fn with_prior(mut self, label: &str, precision: PriorPrecision<'a>) -> Self {
         self.prior = label.to_string();
+        if label.starts_with("laplace") {
+            self.smooth = false;
+        }
         self.prior_precision = Some(precision);
         self
     }
