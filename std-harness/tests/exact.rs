@@ -43,6 +43,13 @@ fn check(o: &Outcome, truth: &[(f64, f64, f64)]) {
     assert!((0.3..0.95).contains(&acc), "acceptance {acc}");
     assert!(s.divergent.is_some());
     for (p, &(m, sd, mcse)) in s.params.iter().zip(truth) {
+        eprintln!(
+            "{}: mean off by {:+.3} sd, sd ratio {:.3}, ess {:.0}",
+            p.name,
+            (p.mean - m) / sd,
+            p.sd / sd,
+            p.ess_bulk
+        );
         let ess = p.ess_bulk.min(p.ess_tail);
         assert!(ess >= 400.0 && p.rhat <= 1.01, "{p:?}");
         let tol = Z * (sd * sd / p.ess_bulk + mcse * mcse).sqrt();
@@ -444,4 +451,275 @@ fn a_skewed_poisson_rate_is_exact() {
     let psi = 1.0 + 0.5 + 1.0 / 3.0 - 0.577_215_664_901_532_9;
     let trigamma = std::f64::consts::PI.powi(2) / 6.0 - 1.0 - 0.25 - 1.0 / 9.0;
     check(&o, &[(psi - 6f64.ln(), trigamma.sqrt(), 0.0)]);
+}
+
+/// Neal's funnel, `v ~ N(0, 3²)`, `xₖ ~ N(0, eᵛ)` (k = 1…9), written with one row whose
+/// likelihood is flat: its mode (v = −40.5, x = 0) is nowhere near its mass, and its
+/// neck is narrower than any one step. The run must not pass silently: it is either
+/// right (v's mean 0 and sd 3 within its Monte Carlo error) or warns.
+struct Funnel;
+
+impl Model for Funnel {
+    fn dim(&self) -> usize {
+        10
+    }
+    fn len(&self) -> usize {
+        1
+    }
+    fn add_log_prior_grad(&self, theta: &[f32], grad: &mut [f32]) {
+        let v = theta[0];
+        let s: f32 = theta[1..].iter().map(|x| x * x).sum();
+        grad[0] += -v / 9.0 + 0.5 * s * (-v).exp() - 4.5;
+        for k in 1..10 {
+            grad[k] -= theta[k] * (-v).exp();
+        }
+    }
+    fn add_log_lik_grad(&self, _: &[f32], _: &[usize], _: &mut [f32]) {}
+    fn log_prior(&self, theta: &[f32]) -> f64 {
+        let v = theta[0] as f64;
+        let s: f64 = theta[1..].iter().map(|&x| (x as f64).powi(2)).sum();
+        -v * v / 18.0 - 0.5 * s * (-v).exp() - 4.5 * v
+    }
+    fn log_lik(&self, _: &[f32], _: &[usize]) -> f64 {
+        0.0
+    }
+}
+
+#[test]
+fn a_funnel_is_right_or_says_why_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let names = ["v", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9"];
+    let names: Vec<String> = names.iter().map(|s| s.to_string()).collect();
+    let target = Target::new(&Funnel, "funnel", names);
+    let cfg = SampleConfig::new(ModelKind::Linreg, "unused".into(), dir.path().to_path_buf());
+    let s = match sample_model(&target, &cfg) {
+        Ok(o) => o.summary,
+        // An error that names the cause is an answer too.
+        Err(e) => {
+            eprintln!("funnel: {e}");
+            assert!(!e.is_empty());
+            return;
+        }
+    };
+    let v = &s.params[0];
+    let right = (v.mean - 0.0).abs() <= Z * 3.0 / v.ess_bulk.sqrt()
+        && (v.sd / 3.0 - 1.0).abs() <= Z / (2.0 * v.ess_bulk).sqrt();
+    eprintln!(
+        "funnel: v mean {} sd {} ess {}; warnings {:?}",
+        v.mean, v.sd, v.ess_bulk, s.warnings
+    );
+    assert!(right || !s.warnings.is_empty(), "v: {v:?}");
+}
+
+/// A model from its log prior and one row's log likelihood, in f64, with gradients by
+/// central differences: the quickest way to write a posterior down (the sampler only
+/// needs a gradient that matches the density it is given).
+struct Numeric<P, L> {
+    d: usize,
+    n: usize,
+    prior: P,
+    row: L,
+}
+
+impl<P: Fn(&[f64]) -> f64, L: Fn(&[f64], usize) -> f64> Numeric<P, L> {
+    fn log_post(&self, t: &[f64]) -> f64 {
+        (self.prior)(t) + (0..self.n).map(|i| (self.row)(t, i)).sum::<f64>()
+    }
+    fn grad(&self, theta: &[f32], f: impl Fn(&[f64]) -> f64, grad: &mut [f32]) {
+        let mut t = wide(theta);
+        for k in 0..self.d {
+            let h = 1e-5 * t[k].abs().max(1.0);
+            let x = t[k];
+            t[k] = x + h;
+            let up = f(&t);
+            t[k] = x - h;
+            let down = f(&t);
+            t[k] = x;
+            grad[k] += ((up - down) / (2.0 * h)) as f32;
+        }
+    }
+}
+
+impl<P, L> Model for Numeric<P, L>
+where
+    P: Fn(&[f64]) -> f64,
+    L: Fn(&[f64], usize) -> f64,
+{
+    fn dim(&self) -> usize {
+        self.d
+    }
+    fn len(&self) -> usize {
+        self.n
+    }
+    fn add_log_prior_grad(&self, theta: &[f32], grad: &mut [f32]) {
+        self.grad(theta, |t| (self.prior)(t), grad);
+    }
+    fn add_log_lik_grad(&self, theta: &[f32], batch: &[usize], grad: &mut [f32]) {
+        let rows: Vec<usize> = batch.iter().copied().filter(|&i| i < self.n).collect();
+        self.grad(
+            theta,
+            |t| rows.iter().map(|&i| (self.row)(t, i)).sum(),
+            grad,
+        );
+    }
+    fn log_prior(&self, theta: &[f32]) -> f64 {
+        (self.prior)(&wide(theta))
+    }
+    fn log_lik(&self, theta: &[f32], batch: &[usize]) -> f64 {
+        let t = wide(theta);
+        batch
+            .iter()
+            .filter(|&&i| i < self.n)
+            .map(|&i| (self.row)(&t, i))
+            .sum()
+    }
+}
+
+/// `n` standard normals from `seed`, as f64.
+fn normals(n: usize, seed: u64) -> Vec<f64> {
+    let mut z = vec![0.0f32; n];
+    fill_normal(&mut default_rng(seed), &mut z);
+    z.into_iter().map(f64::from).collect()
+}
+
+/// Half-Cauchy(0, s) on σ, sampled as log σ (the Jacobian included).
+fn half_cauchy_log(log_sigma: f64, s: f64) -> f64 {
+    let sigma = log_sigma.exp();
+    -(1.0 + (sigma / s).powi(2)).ln() + log_sigma
+}
+
+#[test]
+fn an_autoregression_with_a_flat_prior_is_exact() {
+    // y_t = 0.7 y_{t−1} + 0.5 e_t, 120 steps; φ flat, σ ~ half-Cauchy(0, 2); row t ≥ 1.
+    let e = normals(121, 31);
+    let mut y = vec![0.0f64; 121];
+    for t in 1..121 {
+        y[t] = 0.7 * y[t - 1] + 0.5 * e[t];
+    }
+    let m = Numeric {
+        d: 2,
+        n: 120,
+        prior: |t: &[f64]| half_cauchy_log(t[1], 2.0),
+        row: |t: &[f64], i: usize| {
+            let r = y[i + 1] - t[0] * y[i];
+            -t[1] - r * r / (2.0 * (2.0 * t[1]).exp())
+        },
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let o = sample(&m, &["phi", "log_sigma"], dir.path());
+    let truth = reference(|t| m.log_post(t), &[0.5, -0.5], &[0.08, 0.08], 4_000_000, 3);
+    check(&o, &truth);
+}
+
+#[test]
+fn a_regression_with_student_t_and_half_cauchy_priors_is_exact() {
+    // 40 rows, y = 1 + 2a − b + 0.8e; β ~ Student-t(3, 0, 2.5), σ ~ half-Cauchy(0, 1).
+    let z = normals(120, 41);
+    let rows: Vec<[f64; 3]> = (0..40)
+        .map(|i| {
+            let (a, b) = (z[3 * i], z[3 * i + 1]);
+            [a, b, 1.0 + 2.0 * a - b + 0.8 * z[3 * i + 2]]
+        })
+        .collect();
+    let t3 = |b: f64| -2.0 * (1.0 + (b / 2.5).powi(2) / 3.0).ln();
+    let m = Numeric {
+        d: 4,
+        n: 40,
+        prior: |t: &[f64]| t3(t[0]) + t3(t[1]) + t3(t[2]) + half_cauchy_log(t[3], 1.0),
+        row: |t: &[f64], i: usize| {
+            let r = rows[i][2] - t[0] - t[1] * rows[i][0] - t[2] * rows[i][1];
+            -t[3] - r * r / (2.0 * (2.0 * t[3]).exp())
+        },
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let o = sample(&m, &["bias", "a", "b", "log_sigma"], dir.path());
+    let truth = reference(
+        |t| m.log_post(t),
+        &[1.0, 2.0, -1.0, -0.2],
+        &[0.12, 0.12, 0.12, 0.1],
+        4_000_000,
+        5,
+    );
+    check(&o, &truth);
+}
+
+/// The mean of 50 observations with unit noise, whose spread is in fact 500 times
+/// smaller: the empirical Fisher information (the squared scores) is then 500 times
+/// below the curvature, and a step sized by it overflows. Marked kinked, the run takes
+/// the unadjusted path, whose warm-up must restart at smaller steps rather than end in
+/// a table of NaN, and then take its metric from the draws: the answer is right.
+struct Misspecified {
+    y: Vec<f32>,
+}
+
+impl Model for Misspecified {
+    fn dim(&self) -> usize {
+        2
+    }
+    fn len(&self) -> usize {
+        self.y.len()
+    }
+    fn add_log_prior_grad(&self, _: &[f32], _: &mut [f32]) {}
+    fn add_log_lik_grad(&self, theta: &[f32], batch: &[usize], grad: &mut [f32]) {
+        for &i in batch.iter().filter(|&&i| i < self.y.len()) {
+            grad[0] += self.y[i] - theta[0];
+            grad[1] += 2.0 * self.y[i] - theta[1];
+        }
+    }
+    fn log_prior(&self, _: &[f32]) -> f64 {
+        0.0
+    }
+    fn log_lik(&self, theta: &[f32], batch: &[usize]) -> f64 {
+        batch
+            .iter()
+            .filter(|&&i| i < self.y.len())
+            .map(|&i| {
+                let (a, b) = (self.y[i] - theta[0], 2.0 * self.y[i] - theta[1]);
+                -0.5 * (a * a + b * b) as f64
+            })
+            .sum()
+    }
+}
+
+#[test]
+fn a_warm_up_that_overflows_restarts_at_a_smaller_step() {
+    let y: Vec<f32> = normals(50, 9)
+        .iter()
+        .map(|z| (1.0 + z * 0.045) as f32)
+        .collect();
+    let model = Misspecified { y };
+    let flat = |t: &[f32]| vec![0.0; t.len()];
+    let names = vec!["a".to_string(), "b".to_string()];
+    let target = Target::new(&model, "user", names)
+        .with_prior("flat", &flat)
+        .with_kinked_prior();
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = SampleConfig::new(ModelKind::Linreg, "unused".into(), dir.path().to_path_buf());
+    let o = sample_model(&target, &cfg).unwrap();
+    let s = &o.summary;
+    eprintln!("{:?}\n{:?}\n{:?}", s.warmup, o.notes, s.warnings);
+    for p in &s.params {
+        eprintln!("{}: {} {}", p.name, p.mean, p.sd);
+    }
+    assert!(s.warmup.restarts >= 1, "{:?}", s.warmup);
+    assert!(o.failure.is_none());
+    assert!(
+        o.notes.iter().any(|n| n.contains("restarted")),
+        "{:?}",
+        o.notes
+    );
+    assert_eq!(s.warmup.metric, "draws");
+    // The posterior: a ~ N(ȳ, 1/50), b ~ N(2ȳ, 1/50).
+    let ybar = model.y.iter().map(|&v| v as f64).sum::<f64>() / 50.0;
+    let sd = (1.0f64 / 50.0).sqrt();
+    for (p, m) in s.params.iter().zip([ybar, 2.0 * ybar]) {
+        assert!(
+            (p.mean - m).abs() <= (Z / p.ess_bulk.sqrt() + 0.05) * sd,
+            "{p:?}"
+        );
+        assert!(
+            (p.sd / sd - 1.0).abs() <= Z / (2.0 * p.ess_bulk).sqrt() + 0.05,
+            "{p:?}"
+        );
+    }
 }

@@ -13,6 +13,7 @@ use sgld::noise::DefaultRng;
 use sgld::sampler::PrecondSgld;
 use sgld::schedule::Constant;
 
+use super::adapt;
 use super::bias;
 use super::chains::{self, Chain, Estimator, Stretch, advance_all, chain_seed};
 use super::config::SampleConfig;
@@ -44,6 +45,12 @@ pub const MAX_RESTARTS: u32 = 3;
 /// binds only where the curvature outgrows the metric).
 pub const BIAS_ACCEPTANCE: f64 = 0.9;
 
+/// The unadjusted path replaces the Laplace metric by the warm-up draws' only when a
+/// whitened variance is off by more than this either way (an sd off by 3×): its draws
+/// carry the step's own inflation, and on a9a (whose Laplace prior's kinks the
+/// approximation smooths over) variance ratios up to 5 come with draws that match NUTS.
+pub const ULA_MAX_VARIANCE_RATIO: f64 = 10.0;
+
 /// Halvings of the step the bias check may make.
 const MAX_BIAS_HALVINGS: u32 = 6;
 
@@ -61,7 +68,7 @@ pub fn run(
     let d = model.dim();
     let n = model.len();
     let mode = &lap.mode.theta;
-    let metric = lap.metric.clone();
+    let mut metric = lap.metric.clone();
     let mut rng = DefaultRng::seed_from_u64(chain_seed(cfg.seed, u64::MAX - 3));
     let rows = warmup::noise_rows(model, &mut rng);
     // The noise of both estimators at four draws from the Laplace approximation.
@@ -78,8 +85,17 @@ pub fn run(
         }
         Ok(sum / points.len().max(1) as f64)
     };
-    let lam_plain = lambda_of(&metric, &probes, None)?;
-    let lam_cv = lambda_of(&metric, &probes, Some(mode))?;
+    // Up to EXACT_ROWS rows the whole data set is taken without measuring the noise
+    // (which needs two rows at least).
+    let always_full = cfg.batch.is_none() && !cfg.cv && n <= EXACT_ROWS;
+    let (lam_plain, lam_cv) = if always_full {
+        (0.0, 0.0)
+    } else {
+        (
+            lambda_of(&metric, &probes, None)?,
+            lambda_of(&metric, &probes, Some(mode))?,
+        )
+    };
     let Choice { batch, cv, full } = choose(cfg, n, lam_plain, lam_cv);
     if full && smooth && cfg.temperature > 0.0 {
         return exact::run(cfg, model, lap, starts, bars);
@@ -130,6 +146,10 @@ pub fn run(
         Ok(())
     };
     let end_lambda = |metric: &MetricStore, chains: &[Chain]| -> Result<f64, String> {
+        if full {
+            // No gradient noise: the step is MAX_WHITE_STEP and α is 0.
+            return Ok(0.0);
+        }
         let points: Vec<Vec<f32>> = chains
             .iter()
             .filter(|c| c.failure.is_none())
@@ -145,6 +165,8 @@ pub fn run(
     let mut notes = Vec::new();
     let mut warnings = Vec::new();
     let mut restarts = 0u32;
+    let mut metric_source = "laplace";
+    let mut disagreement = None;
     let mut shrink = 1.0f64;
     let (mut chains, mut eps, mut warm, mut converged, mut rhat, mut rate);
     loop {
@@ -166,6 +188,7 @@ pub fn run(
                     warm / 2
                 }
                 .clamp(1, warm_max.saturating_sub(warm).max(1));
+                let from: Vec<usize> = chains.iter().map(Chain::kept).collect();
                 run_stretch(&mut chains, &metric, eps, len, thin_for(eps))?;
                 warm += len;
                 if failed(&chains) {
@@ -177,6 +200,25 @@ pub fn run(
                     rate = Some(s.min_bulk.min(s.min_tail) / (warm / 2).max(1) as f64);
                     if s.max_rhat <= WARMUP_RHAT {
                         converged = true;
+                    }
+                }
+                // A metric far from the stretch's draws (an sd off by more than 3×: the
+                // Laplace approximation of a misspecified model, say) is replaced by
+                // them, and from then on refined by each stretch, the step reset.
+                if let Some(m) = adapt::window_moments(&chains, &from)?
+                    && m.n >= 4 * d.max(25)
+                {
+                    let (v, o) = adapt::disagreement(&metric, mode, &m);
+                    if (metric_source == "draws" || v > ULA_MAX_VARIANCE_RATIO)
+                        && let Some(new) = adapt::metric_from(&m, &metric)
+                    {
+                        if metric_source == "laplace" {
+                            disagreement = Some([v, o]);
+                            metric_source = "draws";
+                            shrink = 1.0;
+                        }
+                        metric = new;
+                        converged = converged && v <= exact::MAX_VARIANCE_RATIO;
                     }
                 }
                 // The chains' states are now draws of the posterior (or nearer to it than
@@ -303,8 +345,8 @@ pub fn run(
             steps: warm,
             converged,
             rhat,
-            metric: "laplace".into(),
-            metric_disagreement: None,
+            metric: metric_source.into(),
+            metric_disagreement: disagreement,
             target_acceptance: None,
             restarts,
             bias_acceptance,

@@ -123,6 +123,36 @@ mod tests {
     use super::*;
     use sgld::models::{Gaussian, LogisticDense};
 
+    /// On a Gaussian target whitened by its metric, 0.1 is accepted almost always; a
+    /// metric four times too wide in every direction makes the same step outrun the
+    /// curvature, and the acceptance says so.
+    #[test]
+    fn the_acceptance_sees_a_step_that_outruns_the_curvature() {
+        // A logistic regression on one feature and a bias, 400 rows: near Gaussian.
+        let n = 400;
+        let x: Vec<f32> = (0..n)
+            .flat_map(|i| [((i % 17) as f32 - 8.0) / 8.0, 1.0])
+            .collect();
+        let y: Vec<f32> = (0..n)
+            .map(|i| if i % 3 == 0 { -1.0 } else { 1.0 })
+            .collect();
+        let m = LogisticDense::new(&x, &y, 2, Gaussian::new(1.0).unwrap()).unwrap();
+        let mode = crate::sample::mode::find_mode(&m, &[0.0, 0.0]).unwrap();
+        let h = crate::sample::mode::hessian_precision(&m, &mode.theta).unwrap();
+        let (metric, _) = crate::sample::mode::covariance(&h, 2);
+        let cfg = SampleConfig::new(
+            crate::sample::ModelKind::Logistic,
+            "unused".into(),
+            "unused".into(),
+        );
+        let points = vec![mode.theta.clone(); 4];
+        let good = acceptance(&m, &metric, 0.1, &points, &cfg).unwrap();
+        assert!(good > 0.95, "{good}");
+        let wide = metric.scaled(400.0);
+        let bad = acceptance(&m, &wide, 0.1, &points, &cfg).unwrap();
+        assert!(bad < 0.5, "{bad}");
+    }
+
     /// The subset's log likelihood and gradient are `N/m` times those of its rows.
     #[test]
     fn a_subset_scales_its_rows() {
