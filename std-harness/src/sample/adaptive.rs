@@ -87,7 +87,7 @@ pub fn run(
     };
     // Up to EXACT_ROWS rows the whole data set is taken without measuring the noise
     // (which needs two rows at least).
-    let always_full = cfg.batch.is_none() && !cfg.cv && n <= EXACT_ROWS;
+    let always_full = smooth && cfg.batch.is_none() && !cfg.cv && n <= EXACT_ROWS;
     let (lam_plain, lam_cv) = if always_full {
         (0.0, 0.0)
     } else {
@@ -96,7 +96,7 @@ pub fn run(
             lambda_of(&metric, &probes, Some(mode))?,
         )
     };
-    let Choice { batch, cv, full } = choose(cfg, n, lam_plain, lam_cv);
+    let Choice { batch, cv, full } = choose(cfg, n, lam_plain, lam_cv, smooth);
     if full && smooth && cfg.temperature > 0.0 {
         return exact::run(cfg, model, lap, starts, bars);
     }
@@ -447,10 +447,11 @@ struct Choice {
 /// `ε ∝ n` and the gradients per unit of ε are the same for every batch, so the best
 /// batch is the smallest whose step reaches [`MAX_WHITE_STEP`]:
 /// `n* = ε_max N² λ / (4ατ)` (eq. 10). Control variates cost two gradients a row; the
-/// whole data set (rows taken once each: no noise at all) costs `N` and wins up to
-/// [`EXACT_WORTH`] times the cost of the others, and always up to [`EXACT_ROWS`] rows;
-/// otherwise the cheapest wins.
-fn choose(cfg: &SampleConfig, n: usize, lam_plain: f64, lam_cv: f64) -> Choice {
+/// whole data set (rows taken once each: no noise at all) costs `N` and, for a smooth
+/// target (sampled exactly), wins up to [`EXACT_WORTH`] times the cost of the others and
+/// always up to [`EXACT_ROWS`] rows; for a kinked one, up to twice; otherwise the
+/// cheapest wins.
+fn choose(cfg: &SampleConfig, n: usize, lam_plain: f64, lam_cv: f64, smooth: bool) -> Choice {
     let alpha = ALPHA_MARGIN * cfg.alpha;
     let step = |lam: f64, b: usize| warmup::step_for(lam, alpha, b, n, cfg.temperature);
     if let Some(b) = cfg.batch {
@@ -487,8 +488,11 @@ fn choose(cfg: &SampleConfig, n: usize, lam_plain: f64, lam_cv: f64) -> Choice {
             cv: true,
             full: false,
         }
-    } else if n <= EXACT_ROWS || c_full <= EXACT_WORTH * c_plain.min(c_cv) {
-        // Exact draws at MALA's larger steps are worth up to EXACT_WORTH times the rows.
+    } else if (smooth && (n <= EXACT_ROWS || c_full <= EXACT_WORTH * c_plain.min(c_cv)))
+        || c_full <= 2.0 * c_plain.min(c_cv)
+    {
+        // Exact draws at MALA's larger steps are worth up to EXACT_WORTH times the rows;
+        // the unadjusted step on the whole data set (a kinked prior), twice: no noise.
         Choice {
             batch: n,
             cv: false,

@@ -20,7 +20,7 @@ use super::problem::ModelSync;
 pub const MAX_ROWS: usize = 4096;
 
 /// Proposals from each point.
-const PROPOSALS: usize = 16;
+pub const PROPOSALS: usize = 16;
 
 /// `m` evenly spaced rows of a model, their likelihood scaled by `N/m`.
 struct Subset<'a> {
