@@ -230,6 +230,41 @@ fn advance_all(
         .collect()
 }
 
+/// Moves each warm-up chain that accepted under [`STUCK_ACCEPTANCE`] of its proposals
+/// in the stretch just run, while the best chain accepted over three times that, to
+/// the state of the next chain that is not stuck, with that chain's step: the chain
+/// sat where one step cannot fit (a funnel's neck, a far tail, started there by the
+/// dispersed starts), and its step, adapted to that place, would keep it there. A chain
+/// in another mode keeps its acceptance and is not moved, so R̂ still sees the modes.
+/// Warm-up draws are never kept, so this changes no target. Returns what was done.
+fn unstick(chains: &mut [Chain], das: &mut [DualAveraging], counts: &[Counts]) -> Vec<String> {
+    let rate = |c: &Counts| c.accepted as f64 / c.proposals.max(1) as f64;
+    let best = counts.iter().map(rate).fold(0.0, f64::max);
+    if best < 3.0 * STUCK_ACCEPTANCE {
+        return vec![];
+    }
+    let stuck: Vec<bool> = counts.iter().map(|c| rate(c) < STUCK_ACCEPTANCE).collect();
+    let k = chains.len();
+    let mut notes = vec![];
+    for c in 0..k {
+        if !stuck[c] {
+            continue;
+        }
+        let Some(donor) = (1..k).map(|j| (c + j) % k).find(|&j| !stuck[j]) else {
+            continue;
+        };
+        chains[c].theta = chains[donor].theta.clone();
+        das[c] = das[donor].clone();
+        notes.push(format!(
+            "warm-up: chain {} accepted {:.1}% of its proposals (stuck where one step does not fit) and moved to chain {}'s state",
+            chains[c].id,
+            100.0 * rate(&counts[c]),
+            chains[donor].id
+        ));
+    }
+    notes
+}
+
 /// The step all chains sample with: the median of their adapted steps.
 fn common_step(das: &[DualAveraging]) -> f64 {
     let mut logs: Vec<f64> = das.iter().map(|d| d.adapted().ln()).collect();
@@ -281,9 +316,10 @@ pub fn run(
     let (mut converged, mut rhat) = (false, f64::NAN);
     let mut last_window = 0u64;
     loop {
-        // Convergence is judged on the draws since the last window began: earlier ones
-        // were taken with other metrics and steps.
-        let mut judged_from: Vec<usize> = chains.iter().map(Chain::kept).collect();
+        // Convergence is judged on the draws since the first window of this round began:
+        // the first stretch holds the transient from the dispersed starts, and a single
+        // window of a few autocorrelation times gives R̂ too noisy to judge by.
+        let mut judged_from: Option<Vec<usize>> = None;
         for &phase in &phases {
             let len = phase.len();
             if len == 0 {
@@ -291,15 +327,16 @@ pub fn run(
             }
             let from: Vec<usize> = chains.iter().map(Chain::kept).collect();
             let sampler = mala(model, &metric, cfg)?;
-            advance_all(&mut chains, &mut das, &sampler, len, true, 0.0, 1, bars);
+            let counts = advance_all(&mut chains, &mut das, &sampler, len, true, 0.0, 1, bars);
             warm += len;
             if chains.iter().any(|c| c.failure.is_some()) {
                 break;
             }
+            notes.extend(unstick(&mut chains, &mut das, &counts));
             let Phase::Window(len) = phase else {
                 continue;
             };
-            judged_from = from.clone();
+            judged_from.get_or_insert_with(|| from.clone());
             last_window = len;
             // The window's draws check the metric (or, once it came from draws, replace it).
             if let Some(m) = adapt::window_moments(&chains, &from)? {
@@ -331,7 +368,7 @@ pub fn run(
         }
         let judged = chains
             .iter()
-            .zip(&judged_from)
+            .zip(judged_from.as_deref().unwrap_or(&[]))
             .map(|(c, &f)| c.kept() - f)
             .min()
             .unwrap_or(0);
@@ -351,7 +388,7 @@ pub fn run(
     let eps = common_step(&das);
     if matches!(cfg.burn_in, BurnIn::Auto) && !converged {
         warnings.push(format!(
-            "warm-up ended after {warm} steps without the chains agreeing (split R̂ {rhat:.3} over its last window): the draws may still remember their starts, or the chains are in different modes"
+            "warm-up ended after {warm} steps without the chains agreeing (split R̂ {rhat:.3} over its windows): the draws may still remember their starts, or the chains are in different modes"
         ));
     }
     for c in chains.iter_mut() {
