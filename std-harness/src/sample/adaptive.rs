@@ -16,7 +16,7 @@ use sgld::schedule::Constant;
 use super::adapt;
 use super::bias;
 use super::chains::{self, Chain, Estimator, Stretch, advance_all, chain_seed};
-use super::config::SampleConfig;
+use super::config::{SampleConfig, SamplerKind};
 use super::diagnose;
 use super::exact;
 use super::mode::MetricStore;
@@ -51,6 +51,9 @@ pub const BIAS_ACCEPTANCE: f64 = 0.9;
 /// approximation smooths over) variance ratios up to 5 come with draws that match NUTS.
 pub const ULA_MAX_VARIANCE_RATIO: f64 = 10.0;
 
+/// Replacements of the unadjusted path's metric by its warm-up draws, at most.
+const MAX_METRIC_UPDATES: u32 = 4;
+
 /// Halvings of the step the bias check may make.
 const MAX_BIAS_HALVINGS: u32 = 6;
 
@@ -65,6 +68,10 @@ pub fn run(
     smooth: bool,
     bars: &Bars,
 ) -> Result<Sampled, String> {
+    if cfg.sampler == SamplerKind::Mala {
+        // MALA asked for by name: the exact path, whatever the data's size.
+        return exact::run(cfg, model, lap, starts, bars);
+    }
     let d = model.dim();
     let n = model.len();
     let mode = &lap.mode.theta;
@@ -166,6 +173,7 @@ pub fn run(
     let mut warnings = Vec::new();
     let mut restarts = 0u32;
     let mut metric_source = "laplace";
+    let mut updates = 0u32;
     let mut disagreement = None;
     let mut shrink = 1.0f64;
     let (mut chains, mut eps, mut warm, mut converged, mut rhat, mut rate);
@@ -204,14 +212,25 @@ pub fn run(
                 }
                 // A metric far from the stretch's draws (an sd off by more than 3×: the
                 // Laplace approximation of a misspecified model, say) is replaced by
-                // them, and from then on refined by each stretch, the step reset.
-                if let Some(m) = adapt::window_moments(&chains, &from)?
+                // them, the step reset, and refined by later stretches while it is still
+                // off by more than MAX_VARIANCE_RATIO, at most MAX_METRIC_UPDATES times.
+                // Not with --clip: clipped steps do not follow the posterior's tails,
+                // so their draws cannot tell its spread.
+                if cfg.clip.is_none()
+                    && updates < MAX_METRIC_UPDATES
+                    && let Some(m) = adapt::window_moments(&chains, &from)?
                     && m.n >= 4 * d.max(25)
                 {
                     let (v, o) = adapt::disagreement(&metric, mode, &m);
-                    if (metric_source == "draws" || v > ULA_MAX_VARIANCE_RATIO)
+                    let limit = if metric_source == "draws" {
+                        exact::MAX_VARIANCE_RATIO
+                    } else {
+                        ULA_MAX_VARIANCE_RATIO
+                    };
+                    if v > limit
                         && let Some(new) = adapt::metric_from(&m, &metric)
                     {
+                        updates += 1;
                         if metric_source == "laplace" {
                             disagreement = Some([v, o]);
                             metric_source = "draws";

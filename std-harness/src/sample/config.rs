@@ -123,9 +123,13 @@ impl SamplerKind {
     }
 
     /// Whether `--step-size auto` runs the adaptive warm-up for this sampler (SGLD and
-    /// preconditioned SGLD; the others keep their own default schedules).
+    /// preconditioned SGLD, and MALA on its exact path; the others keep their own
+    /// default schedules).
     pub fn adapts(self) -> bool {
-        matches!(self, SamplerKind::Sgld | SamplerKind::Precond)
+        matches!(
+            self,
+            SamplerKind::Sgld | SamplerKind::Precond | SamplerKind::Mala
+        )
     }
 }
 
