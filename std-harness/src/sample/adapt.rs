@@ -5,6 +5,14 @@
 use super::chains::Chain;
 use super::mode::{MAX_DENSE_METRIC, MetricStore};
 
+/// The metric is replaced by the draws' covariance when a whitened coordinate's
+/// variance is off by more than this factor either way (an sd off by 1.6×), or the
+/// draws' mean lies more than [`MAX_OFFSET`] whitened units from the mode.
+pub const MAX_VARIANCE_RATIO: f64 = 2.5;
+
+/// See [`MAX_VARIANCE_RATIO`].
+pub const MAX_OFFSET: f64 = 2.0;
+
 /// Dual averaging of `log ε` toward an acceptance target (Hoffman & Gelman 2014,
 /// Algorithm 5, eqs. 5–6; γ = 0.05, t₀ = 10, κ = 0.75 as in Stan).
 #[derive(Debug, Clone)]

@@ -2,7 +2,7 @@
 //! ([`exact`]); otherwise preconditioned SGLD (the Laplace covariance as metric, control
 //! variates where they pay) at the
 //! step that puts α at `--alpha`, shrunk until a full-data Metropolis test would accept
-//! its moves ([`BIAS_ACCEPTANCE`]); warm-up until chains from dispersed starts agree
+//! its moves ([`bias::BIAS_ACCEPTANCE`]); warm-up until chains from dispersed starts agree
 //! (restarted at a smaller step when a chain goes non-finite), then sampling in blocks
 //! until every parameter reaches the target ESS with R̂ ≤ 1.01.
 
@@ -15,6 +15,7 @@ use sgld::schedule::Constant;
 
 use super::adapt;
 use super::bias;
+use super::blocks::{WARMUP_RHAT, sample_to_target};
 use super::chains::{self, Chain, Estimator, Stretch, advance_all, chain_seed};
 use super::config::{SampleConfig, SamplerKind};
 use super::diagnose;
@@ -25,11 +26,6 @@ use super::warmup::{self, Laplace, MAX_WHITE_STEP, WarmupSummary};
 use super::{Bars, Sampled};
 use crate::spec::{BurnIn, Thin};
 
-/// Warm-up ends when the split R̂ of every parameter over the warm-up's second half is at
-/// most this: chains from dispersed starts then agree within a few Monte Carlo errors,
-/// which a transient they share cannot fake. The kept draws must then reach 1.01.
-pub const WARMUP_RHAT: f64 = 1.05;
-
 /// The step is set for α at this fraction of `--alpha`, so that α at any one state stays
 /// below it.
 pub const ALPHA_MARGIN: f64 = 0.5;
@@ -37,13 +33,6 @@ pub const ALPHA_MARGIN: f64 = 0.5;
 /// Restarts of the warm-up, each at a quarter of the step, after a chain went
 /// non-finite before the run gives up.
 pub const MAX_RESTARTS: u32 = 3;
-
-/// With mini-batches the step is shrunk until the full-data Metropolis acceptance of its
-/// Langevin proposal, averaged over the chains' states, is at least this: the drift's
-/// error over one step is then small beside its noise, so the discretisation bias is too
-/// (on a Gaussian whitened by the metric 0.9 holds up to ε ≈ 0.2 in 124 dimensions and
-/// binds only where the curvature outgrows the metric).
-pub const BIAS_ACCEPTANCE: f64 = 0.9;
 
 /// The unadjusted path replaces the Laplace metric by the warm-up draws' only when a
 /// whitened variance is off by more than this either way (an sd off by 3×): its draws
@@ -53,9 +42,6 @@ pub const ULA_MAX_VARIANCE_RATIO: f64 = 10.0;
 
 /// Replacements of the unadjusted path's metric by its warm-up draws, at most.
 const MAX_METRIC_UPDATES: u32 = 4;
-
-/// Halvings of the step the bias check may make.
-const MAX_BIAS_HALVINGS: u32 = 6;
 
 /// Runs the adapted warm-up and sampling: the exact path ([`exact::run`]) where the
 /// estimator is the whole data set and the target `smooth`, preconditioned SGLD
@@ -223,7 +209,7 @@ pub fn run(
                 {
                     let (v, o) = adapt::disagreement(&metric, mode, &m);
                     let limit = if metric_source == "draws" {
-                        exact::MAX_VARIANCE_RATIO
+                        adapt::MAX_VARIANCE_RATIO
                     } else {
                         ULA_MAX_VARIANCE_RATIO
                     };
@@ -237,7 +223,7 @@ pub fn run(
                             shrink = 1.0;
                         }
                         metric = new;
-                        converged = converged && v <= exact::MAX_VARIANCE_RATIO;
+                        converged = converged && v <= adapt::MAX_VARIANCE_RATIO;
                     }
                 }
                 // The chains' states are now draws of the posterior (or nearer to it than
@@ -275,30 +261,10 @@ pub fn run(
     let mut bias_acceptance = None;
     if !full && !failed(&chains) && cfg.temperature > 0.0 {
         let points: Vec<Vec<f32>> = chains.iter().map(|c| c.theta.clone()).collect();
-        let mut halvings = 0;
-        loop {
-            let a = bias::acceptance(model, &metric, eps, &points, cfg)?;
-            bias_acceptance = Some(a);
-            if a >= BIAS_ACCEPTANCE {
-                break;
-            }
-            if halvings == MAX_BIAS_HALVINGS {
-                warnings.push(format!(
-                    "the step {eps:.3e} is still too coarse for this posterior's curvature: a full-data Metropolis test would accept {:.0}% of its moves (wanted {:.0}%), so the draws carry a discretisation bias; give --batch N (the whole data set makes the run exact) or a smaller --step-size",
-                    100.0 * a,
-                    100.0 * BIAS_ACCEPTANCE
-                ));
-                break;
-            }
-            eps *= 0.5;
-            halvings += 1;
-        }
-        if halvings > 0 {
-            notes.push(format!(
-                "warm-up: the step halved {halvings} times to {eps:.3e} for a full-data Metropolis acceptance of {:.2} (discretisation bias bounded)",
-                bias_acceptance.unwrap_or(f64::NAN)
-            ));
-        }
+        let checked = bias::bounded_step(model, &metric, eps, &points, cfg)?;
+        (eps, bias_acceptance) = (checked.eps, Some(checked.acceptance));
+        notes.extend(checked.note);
+        warnings.extend(checked.warning);
     }
     for c in chains.iter_mut() {
         c.clear_draws()?;
@@ -385,62 +351,6 @@ pub fn run(
         acceptance: None,
         divergent: None,
     })
-}
-
-/// Advances every chain by a number of steps.
-pub(crate) type Advance<'a> = dyn FnMut(&mut [Chain], u64) -> Result<(), String> + 'a;
-
-/// Samples until every parameter has the target ESS (bulk and tail) with R̂ ≤ 1.01, or
-/// `--steps` when given, or `budget` steps: `run(chains, len)` advances every chain by
-/// `len` steps, the first time by `first`, then each block by what the ESS so far asks
-/// for (at least `min_block`, at most doubling the run). Returns the steps run and notes.
-pub(crate) fn sample_to_target(
-    cfg: &SampleConfig,
-    chains: &mut [Chain],
-    d: usize,
-    first: u64,
-    min_block: u64,
-    budget: u64,
-    run: &mut Advance<'_>,
-) -> Result<(u64, Vec<String>), String> {
-    let failed = |chains: &[Chain]| chains.iter().any(|c| c.failure.is_some());
-    let mut notes = Vec::new();
-    if let Some(s) = cfg.steps {
-        run(chains, s)?;
-        return Ok((s, notes));
-    }
-    let target = cfg.target_ess;
-    let mut sampled = 0u64;
-    let mut next = first.max(min_block).max(1);
-    loop {
-        let len = next.min(budget - sampled).max(1);
-        run(chains, len)?;
-        sampled += len;
-        if failed(chains) || sampled >= budget {
-            break;
-        }
-        let Some(s) = diagnose::scan(chains, d, usize::MAX) else {
-            next = sampled;
-            continue;
-        };
-        if s.meets(target) {
-            break;
-        }
-        let ess = s.min_bulk.min(s.min_tail);
-        let grow = if ess.is_finite() && ess > 0.0 && ess < target {
-            1.2 * target / ess - 1.0
-        } else {
-            0.5
-        };
-        next = ((sampled as f64 * grow.clamp(0.25, 1.0)).ceil() as u64).max(1);
-    }
-    if sampled >= budget {
-        notes.push(format!(
-            "sampling stopped at --max-steps ({} steps per chain)",
-            cfg.max_steps
-        ));
-    }
-    Ok((sampled, notes))
 }
 
 /// The whole data set (the exact path) is chosen while it costs at most this many times

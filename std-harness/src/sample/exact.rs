@@ -21,7 +21,7 @@ use rayon::prelude::*;
 use sgld::sampler::{ChainState, Mala};
 
 use super::adapt::{self, DualAveraging};
-use super::adaptive::{WARMUP_RHAT, sample_to_target};
+use super::blocks::{WARMUP_RHAT, sample_to_target};
 use super::chains::{self, Chain};
 use super::config::SampleConfig;
 use super::diagnose;
@@ -39,14 +39,6 @@ pub const TARGET_ACCEPT: f64 = 0.65;
 /// A transition is divergent when its log acceptance ratio is below this (Stan's energy
 /// threshold) or its proposal's density is not finite.
 pub const DIVERGENT_LOG_RATIO: f64 = -1000.0;
-
-/// The metric is replaced by the draws' covariance when a whitened coordinate's
-/// variance is off by more than this factor either way (an sd off by 1.6×), or the
-/// draws' mean lies more than [`MAX_OFFSET`] whitened units from the mode.
-pub const MAX_VARIANCE_RATIO: f64 = 2.5;
-
-/// See [`MAX_VARIANCE_RATIO`].
-pub const MAX_OFFSET: f64 = 2.0;
 
 /// The metric is checked on windows of at least this many steps a chain (shorter ones
 /// give too noisy a variance to judge it by).
@@ -127,12 +119,7 @@ fn mala<'m>(
     metric: &'m MetricStore,
     cfg: &SampleConfig,
 ) -> Result<Mala<'m, &'m dyn ModelSync>, String> {
-    let m = Mala::new(model);
-    let m = match metric {
-        MetricStore::Cholesky(l) => m.with_covariance_factor(l),
-        MetricStore::Diagonal(v) => m.with_metric(v),
-    }
-    .map_err(|e| format!("the metric: {e}"))?;
+    let m = metric.mala(model).map_err(|e| format!("the metric: {e}"))?;
     Ok(super::with_options!(m, cfg))
 }
 
@@ -344,7 +331,7 @@ pub fn run(
                     Source::Draws { .. } => true,
                     Source::Laplace if len >= MIN_CHECKED_WINDOW => {
                         let (v, o) = adapt::disagreement(&metric, &lap.mode.theta, &m);
-                        let off = v > MAX_VARIANCE_RATIO || o > MAX_OFFSET;
+                        let off = v > adapt::MAX_VARIANCE_RATIO || o > adapt::MAX_OFFSET;
                         if off {
                             source = Source::Draws {
                                 variance_ratio: v,

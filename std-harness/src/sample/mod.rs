@@ -14,6 +14,7 @@
 pub mod adapt;
 pub mod adaptive;
 pub mod bias;
+pub mod blocks;
 pub mod chains;
 pub mod cmdstan;
 pub mod config;

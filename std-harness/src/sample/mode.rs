@@ -5,7 +5,7 @@
 //! precision) whose inverse is the preconditioner of the warm-up.
 
 use rayon::prelude::*;
-use sgld::sampler::Metric;
+use sgld::sampler::{Mala, Metric};
 
 use super::problem::ModelSync;
 
@@ -275,6 +275,19 @@ impl MetricStore {
         match self {
             MetricStore::Cholesky(l) => Metric::Cholesky(l),
             MetricStore::Diagonal(m) => Metric::Diagonal(m),
+        }
+    }
+
+    /// MALA on `model`'s full data with this metric (`M` itself, by its Cholesky factor
+    /// when dense).
+    pub fn mala<'m>(
+        &'m self,
+        model: &'m dyn ModelSync,
+    ) -> Result<Mala<'m, &'m dyn ModelSync>, sgld::Error> {
+        let m = Mala::new(model);
+        match self {
+            MetricStore::Cholesky(l) => m.with_covariance_factor(l),
+            MetricStore::Diagonal(v) => m.with_metric(v),
         }
     }
 

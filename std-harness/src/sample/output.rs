@@ -304,6 +304,54 @@ pub fn write_summary(dir: &Path, s: &Summary) -> Result<(), String> {
         .map_err(|e| format!("cannot write summary.json: {e}"))
 }
 
+/// The table's line on what an adapted warm-up chose (none for a given schedule).
+fn warmup_line(s: &Summary) -> Option<String> {
+    let w = &s.warmup;
+    if !w.adapted {
+        return None;
+    }
+    let metric = match (w.metric.as_str(), w.metric_disagreement) {
+        ("draws", Some([v, o])) => format!(
+            "{} metric from the warm-up draws (the Laplace approximation at the mode was off by a variance ratio of {v:.1} and {o:.1} sds)",
+            w.preconditioner
+        ),
+        ("draws", None) => format!("{} metric from the warm-up draws", w.preconditioner),
+        _ => format!("{} metric (Laplace)", w.preconditioner),
+    };
+    let agree = if w.converged {
+        format!(", chains agree (R̂ {:.3})", w.rhat)
+    } else {
+        String::new()
+    };
+    let restarts = match w.restarts {
+        0 => String::new(),
+        r => format!(", {r} restarts"),
+    };
+    Some(match (w.full_batch, w.target_acceptance, s.acceptance) {
+        (true, Some(target), Some(acc)) => format!(
+            "warm-up: mode by L-BFGS ({} iterations), MALA on the whole data set (Metropolis-adjusted: exact), {metric}, step {:.3e} (acceptance {acc:.2}, target {target}); {} steps{agree}",
+            w.mode_iterations, w.step_size, w.steps,
+        ),
+        _ => format!(
+            "warm-up: mode by L-BFGS ({} iterations), {metric}, {}, step {:.3e} (alpha {:.3} <= {}{}); {} steps{restarts}{agree}",
+            w.mode_iterations,
+            if w.full_batch {
+                "the whole data set each step (exact gradients)".to_string()
+            } else if w.cv {
+                format!("control variates on batches of {}", w.batch)
+            } else {
+                format!("batches of {}", w.batch)
+            },
+            w.step_size,
+            w.alpha,
+            s.alpha_target,
+            w.bias_acceptance
+                .map_or_else(String::new, |a| format!(", full-data acceptance {a:.2}")),
+            w.steps,
+        ),
+    })
+}
+
 /// Prints the summary table, then the warnings.
 pub fn print_table(s: &Summary, notes: &[String], out: &Path) {
     crate::out!(
@@ -316,50 +364,8 @@ pub fn print_table(s: &Summary, notes: &[String], out: &Path) {
         s.seconds,
         s.steps_per_second
     );
-    let w = &s.warmup;
-    if w.adapted {
-        let metric = match (w.metric.as_str(), w.metric_disagreement) {
-            ("draws", Some([v, o])) => format!(
-                "{} metric from the warm-up draws (the Laplace approximation at the mode was off by a variance ratio of {v:.1} and {o:.1} sds)",
-                w.preconditioner
-            ),
-            ("draws", None) => format!("{} metric from the warm-up draws", w.preconditioner),
-            _ => format!("{} metric (Laplace)", w.preconditioner),
-        };
-        let agree = if w.converged {
-            format!(", chains agree (R̂ {:.3})", w.rhat)
-        } else {
-            String::new()
-        };
-        let restarts = match w.restarts {
-            0 => String::new(),
-            r => format!(", {r} restarts"),
-        };
-        match (w.full_batch, w.target_acceptance, s.acceptance) {
-            (true, Some(target), Some(acc)) => crate::out!(
-                "warm-up: mode by L-BFGS ({} iterations), MALA on the whole data set (Metropolis-adjusted: exact), {metric}, step {:.3e} (acceptance {acc:.2}, target {target}); {} steps{agree}",
-                w.mode_iterations,
-                w.step_size,
-                w.steps,
-            ),
-            _ => crate::out!(
-                "warm-up: mode by L-BFGS ({} iterations), {metric}, {}, step {:.3e} (alpha {:.3} <= {}{}); {} steps{restarts}{agree}",
-                w.mode_iterations,
-                if w.full_batch {
-                    "the whole data set each step (exact gradients)".to_string()
-                } else if w.cv {
-                    format!("control variates on batches of {}", w.batch)
-                } else {
-                    format!("batches of {}", w.batch)
-                },
-                w.step_size,
-                w.alpha,
-                s.alpha_target,
-                w.bias_acceptance
-                    .map_or_else(String::new, |a| format!(", full-data acceptance {a:.2}")),
-                w.steps,
-            ),
-        }
+    if let Some(line) = warmup_line(s) {
+        crate::out!("{line}");
     }
     for n in notes {
         crate::out!("{n}");

@@ -1,0 +1,68 @@
+//! Sampling after warm-up, in blocks until every parameter reaches the target ESS with
+//! R̂ ≤ 1.01, for the adapted runs ([`super::adaptive`], [`super::exact`]); and when a
+//! warm-up may end.
+
+use super::chains::Chain;
+use super::config::SampleConfig;
+use super::diagnose;
+
+/// Warm-up ends when the split R̂ of every parameter over the warm-up's second half is at
+/// most this: chains from dispersed starts then agree within a few Monte Carlo errors,
+/// which a transient they share cannot fake. The kept draws must then reach 1.01.
+pub const WARMUP_RHAT: f64 = 1.05;
+
+/// Advances every chain by a number of steps.
+pub(crate) type Advance<'a> = dyn FnMut(&mut [Chain], u64) -> Result<(), String> + 'a;
+
+/// Samples until every parameter has the target ESS (bulk and tail) with R̂ ≤ 1.01, or
+/// `--steps` when given, or `budget` steps: `run(chains, len)` advances every chain by
+/// `len` steps, the first time by `first`, then each block by what the ESS so far asks
+/// for (at least `min_block`, at most doubling the run). Returns the steps run and notes.
+pub(crate) fn sample_to_target(
+    cfg: &SampleConfig,
+    chains: &mut [Chain],
+    d: usize,
+    first: u64,
+    min_block: u64,
+    budget: u64,
+    run: &mut Advance<'_>,
+) -> Result<(u64, Vec<String>), String> {
+    let failed = |chains: &[Chain]| chains.iter().any(|c| c.failure.is_some());
+    let mut notes = Vec::new();
+    if let Some(s) = cfg.steps {
+        run(chains, s)?;
+        return Ok((s, notes));
+    }
+    let target = cfg.target_ess;
+    let mut sampled = 0u64;
+    let mut next = first.max(min_block).max(1);
+    loop {
+        let len = next.min(budget - sampled).max(1);
+        run(chains, len)?;
+        sampled += len;
+        if failed(chains) || sampled >= budget {
+            break;
+        }
+        let Some(s) = diagnose::scan(chains, d, usize::MAX) else {
+            next = sampled;
+            continue;
+        };
+        if s.meets(target) {
+            break;
+        }
+        let ess = s.min_bulk.min(s.min_tail);
+        let grow = if ess.is_finite() && ess > 0.0 && ess < target {
+            1.2 * target / ess - 1.0
+        } else {
+            0.5
+        };
+        next = ((sampled as f64 * grow.clamp(0.25, 1.0)).ceil() as u64).max(1);
+    }
+    if sampled >= budget {
+        notes.push(format!(
+            "sampling stopped at --max-steps ({} steps per chain)",
+            cfg.max_steps
+        ));
+    }
+    Ok((sampled, notes))
+}
