@@ -360,18 +360,51 @@ fn full_log_lik_grad_into<M: Model + ?Sized>(
 }
 
 /// The full-data log posterior `log p(θ) + Σᵢ log p(xᵢ|θ)` (f64, up to a constant) and
-/// its gradient in `grad`, with `tmp` as workspace (lengths trusted).
-pub(crate) fn full_log_posterior<M: Model + ?Sized>(
+/// its gradient in `grad`, with `tmp` as workspace (all of length `model.dim()`; the
+/// lengths are trusted: a shorter slice panics). What MALA evaluates at each proposal.
+///
+/// ```
+/// use sgld::gradient::full_log_posterior;
+/// use sgld::models::{Gaussian, LogisticDense};
+/// let x = [0.5, 1.0, -1.2, 1.0];
+/// let y = [1.0, -1.0];
+/// let model = LogisticDense::new(&x, &y, 2, Gaussian::new(1.0)?)?;
+/// let (mut g, mut tmp) = ([0.0f32; 2], [0.0f32; 2]);
+/// let lp = full_log_posterior(&model, &[0.0, 0.0], &mut g, &mut tmp);
+/// // Two rows at θ = 0: 2·log ½ plus the prior's two log N(0|0, 1).
+/// let expected = 2.0 * 0.5f64.ln() - (2.0 * std::f64::consts::PI).ln();
+/// assert!((lp - expected).abs() < 1e-6);
+/// # Ok::<(), sgld::Error>(())
+/// ```
+pub fn full_log_posterior<M: Model + ?Sized>(
     model: &M,
     theta: &[f32],
     grad: &mut [f32],
     tmp: &mut [f32],
 ) -> f64 {
+    crate::kernels::zero(grad);
+    let mut lp = model.log_prior(theta);
+    for_chunks(model.len(), |chunk| {
+        crate::kernels::zero(tmp);
+        lp += model.add_log_lik_grad_and_value(theta, chunk, tmp);
+        for (o, &t) in grad.iter_mut().zip(tmp.iter()) {
+            *o += t;
+        }
+    });
+    model.add_log_prior_grad(theta, grad);
+    lp
+}
+
+/// The gradient of [`full_log_posterior`] alone, into `grad` (one pass over the data
+/// fewer; same workspace and lengths).
+pub fn full_grad_log_posterior<M: Model + ?Sized>(
+    model: &M,
+    theta: &[f32],
+    grad: &mut [f32],
+    tmp: &mut [f32],
+) {
     full_log_lik_grad_into(model, theta, grad, tmp);
     model.add_log_prior_grad(theta, grad);
-    let mut lp = model.log_prior(theta);
-    for_chunks(model.len(), |chunk| lp += model.log_lik(theta, chunk));
-    lp
 }
 
 /// The control-variate estimator of SGLD-CV (Baker, Fearnhead, Fox & Nemeth 2019, eq. 4):

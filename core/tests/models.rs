@@ -267,6 +267,35 @@ fn logistic_bits_match_index_rows() {
 /// `prefetch` is a hint: the estimates after it are the same bits, and any index (past
 /// the end, `usize::MAX`) is taken without a panic.
 #[test]
+fn gradient_and_value_together_equal_the_two_calls_bit_for_bit() {
+    // The fused pass of the bitmap rows, the default of the others; batches that end
+    // inside a chunk of sixteen, an index past the end (skipped by both).
+    let (n, d) = (53, 124);
+    let (offsets, idx, y) = binary_rows(n, d, 13);
+    let rows = SparseRows::new(&offsets, &idx, d).unwrap();
+    let words = bitmaps(&rows);
+    let prior = Laplace::new(1.0).unwrap();
+    let sparse = LogisticSparse::new(rows, &y, prior).unwrap();
+    let bits = LogisticBits::new(BitRows::new(&words, d).unwrap(), &y, prior).unwrap();
+    let theta = grid(&normals(d, 14));
+    let all: Vec<usize> = (0..n).collect();
+    let models: [&dyn Model; 2] = [&bits, &sparse];
+    for (k, m) in models.into_iter().enumerate() {
+        for batch in [&all[..], &all[..17], &[5, 5, 52, n][..], &[][..]] {
+            let (mut g1, mut g2) = (vec![0.5f32; d], vec![0.5f32; d]);
+            m.add_log_lik_grad(&theta, batch, &mut g1);
+            let l1 = m.log_lik(&theta, batch);
+            let l2 = m.add_log_lik_grad_and_value(&theta, batch, &mut g2);
+            assert_eq!(l1.to_bits(), l2.to_bits(), "model {k}, batch {batch:?}");
+            assert!(
+                g1.iter().zip(&g2).all(|(a, b)| a.to_bits() == b.to_bits()),
+                "model {k}, batch {batch:?}"
+            );
+        }
+    }
+}
+
+#[test]
 fn prefetch_changes_nothing_and_takes_any_index() {
     let (n, d) = (40, 124);
     let (offsets, idx, y) = binary_rows(n, d, 11);

@@ -565,18 +565,43 @@ impl<P: Prior> Model for LogisticBits<'_, P> {
         let mut sum = 0.0f64;
         for chunk in batch.chunks(ROWS) {
             let z = imp::bitmap_dots16(table, stride, chunk, theta);
-            // A lane without a row has y = 0; it is not added.
+            self.add_chunk_log_lik(chunk, &z, &mut sum);
+        }
+        sum
+    }
+    /// Each chunk's margins once, for both its terms.
+    fn add_log_lik_grad_and_value(&self, theta: &[f32], batch: &[usize], grad: &mut [f32]) -> f64 {
+        let (table, stride) = (self.rows.words, self.rows.stride());
+        let mut sum = 0.0f64;
+        for chunk in batch.chunks(ROWS) {
+            let z = imp::bitmap_dots16(table, stride, chunk, theta);
+            self.add_chunk_log_lik(chunk, &z, &mut sum);
             let mut y = [0.0f32; ROWS];
             for (yk, &i) in y.iter_mut().zip(chunk) {
                 *yk = self.y.get(i).copied().unwrap_or(0.0);
             }
-            let l: [f32; ROWS] = core::array::from_fn(|k| log_sigmoid(y[k] * z[k]));
-            for (k, &lk) in l.iter().enumerate() {
-                if y[k] != 0.0 {
-                    sum += lk as f64;
-                }
-            }
+            let c = weights(&y, &z, 1.0);
+            imp::bitmap_axpys(&c[..chunk.len()], table, stride, chunk, grad);
         }
         sum
+    }
+}
+
+impl<P: Prior> LogisticBits<'_, P> {
+    /// `sum += Σ log σ(yᵢ zᵢ)` over a chunk of at most [`ROWS`] rows with margins `z`,
+    /// term by term.
+    #[inline(always)]
+    fn add_chunk_log_lik(&self, chunk: &[usize], z: &[f32; ROWS], sum: &mut f64) {
+        // A lane without a row has y = 0; it is not added.
+        let mut y = [0.0f32; ROWS];
+        for (yk, &i) in y.iter_mut().zip(chunk) {
+            *yk = self.y.get(i).copied().unwrap_or(0.0);
+        }
+        let l: [f32; ROWS] = core::array::from_fn(|k| log_sigmoid(y[k] * z[k]));
+        for (k, &lk) in l.iter().enumerate() {
+            if y[k] != 0.0 {
+                *sum += lk as f64;
+            }
+        }
     }
 }

@@ -92,6 +92,17 @@ pub trait Model {
 
     /// `Σ_{i ∈ batch} log p(xᵢ|θ)` up to a constant, in f64.
     fn log_lik(&self, theta: &[f32], batch: &[usize]) -> f64;
+
+    /// [`add_log_lik_grad`](Self::add_log_lik_grad) and, returned,
+    /// [`log_lik`](Self::log_lik) over the same batch: what an exact sampler needs at
+    /// each proposal. The same values bit for bit as the two calls, which the default
+    /// makes; a model whose terms share work (a logistic row's margin) overrides it to
+    /// read each row once.
+    #[inline]
+    fn add_log_lik_grad_and_value(&self, theta: &[f32], batch: &[usize], grad: &mut [f32]) -> f64 {
+        self.add_log_lik_grad(theta, batch, grad);
+        self.log_lik(theta, batch)
+    }
 }
 
 impl<M: Model + ?Sized> Model for &M {
@@ -131,6 +142,10 @@ impl<M: Model + ?Sized> Model for &M {
     }
     fn log_lik(&self, theta: &[f32], batch: &[usize]) -> f64 {
         (**self).log_lik(theta, batch)
+    }
+    #[inline]
+    fn add_log_lik_grad_and_value(&self, theta: &[f32], batch: &[usize], grad: &mut [f32]) -> f64 {
+        (**self).add_log_lik_grad_and_value(theta, batch, grad)
     }
 }
 

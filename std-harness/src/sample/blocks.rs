@@ -53,6 +53,9 @@ pub(crate) fn sample_to_target(
         let ess = s.min_bulk.min(s.min_tail);
         let grow = if ess.is_finite() && ess > 0.0 && ess < target {
             1.2 * target / ess - 1.0
+        } else if s.max_rhat.is_finite() && s.max_rhat > 1.0 {
+            // The ESS is there and R̂ is not: R̂ − 1 falls as one over the draws.
+            1.2 * (s.max_rhat - 1.0) / (diagnose::RHAT_MAX - 1.0) - 1.0
         } else {
             0.5
         };

@@ -22,6 +22,7 @@ pub mod diagnose;
 pub mod draws;
 pub mod exact;
 pub mod fixed;
+pub mod hmc;
 pub mod kept;
 pub mod mode;
 pub mod network;

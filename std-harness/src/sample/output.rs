@@ -77,15 +77,16 @@ pub struct Summary {
     /// The temperature τ.
     pub temperature: f32,
     /// Per-example gradient evaluations per step and chain (batch × gradients per step;
-    /// the data size for MALA).
+    /// the data size for MALA, times the leapfrog steps for HMC).
     pub grad_evals_per_step: f64,
     /// Full-data passes of the mode search (L-BFGS iterations), not counted in `seconds`.
     pub pilot_steps: u64,
-    /// MALA's acceptance rate: after warm-up on the exact path of `--step-size auto`,
-    /// over all steps with `--sampler mala` (absent for the other samplers).
+    /// The acceptance rate of MALA or HMC: after warm-up on the exact path of
+    /// `--step-size auto`, over all steps with `--sampler mala` (absent for the other
+    /// samplers).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub acceptance: Option<f64>,
-    /// MALA's divergent transitions after warm-up on the exact path (a log acceptance
+    /// Divergent transitions after warm-up on the exact path (a log acceptance
     /// ratio below −1000 or a non-finite density), as Stan counts them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub divergent: Option<u64>,
@@ -329,8 +330,17 @@ fn warmup_line(s: &Summary) -> Option<String> {
     };
     Some(match (w.full_batch, w.target_acceptance, s.acceptance) {
         (true, Some(target), Some(acc)) => format!(
-            "warm-up: mode by L-BFGS ({} iterations), MALA on the whole data set (Metropolis-adjusted: exact), {metric}, step {:.3e} (acceptance {acc:.2}, target {target}); {} steps{agree}",
-            w.mode_iterations, w.step_size, w.steps,
+            "warm-up: mode by L-BFGS ({} iterations), {} on the whole data set (Metropolis-adjusted: exact), {metric}, step {:.3e} (acceptance {acc:.2}, target {target}); {} steps{agree}",
+            w.mode_iterations,
+            match w.sampler.as_str() {
+                "hmc" => format!(
+                    "HMC with {} leapfrog steps a transition",
+                    (s.grad_evals_per_step / s.n_train.max(1) as f64).round()
+                ),
+                _ => "MALA".to_string(),
+            },
+            w.step_size,
+            w.steps,
         ),
         _ => format!(
             "warm-up: mode by L-BFGS ({} iterations), {metric}, {}, step {:.3e} (alpha {:.3} <= {}{}); {} steps{restarts}{agree}",

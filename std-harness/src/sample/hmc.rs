@@ -1,0 +1,699 @@
+//! Hamiltonian Monte Carlo with a few leapfrog steps on the whole data set, the exact
+//! path's sampler for a Laplace prior, whose kinks at 0 it follows exactly.
+//!
+//! With the metric `M = LLᵀ`, position θ and whitened momentum `r ~ N(0, I)`, the
+//! Hamiltonian `H = −log p(θ|X)/τ + ½|r|²` splits into a smooth part
+//! `U_s(θ) = −log p(θ|X)/τ − Σⱼ|θⱼ|/(bτ)` and `K = ½|r|² + Σⱼ|θⱼ|/(bτ)`. Each leapfrog
+//! step kicks the momentum by half a step of `−Lᵀ∇U_s`, follows `K`'s exact flow for a
+//! step, and kicks again (Strang splitting; split HMC, Shahbaba et al. 2014). Under
+//! `K` the force `−M s/(bτ)` (`s = sign θ`) is constant until some `θⱼ` crosses 0, so
+//! θ moves on parabolas, `θ(t) = θ + v t − M s t²/(2bτ)` with `v = L r`, and `sⱼ`
+//! flips at each crossing; the flow conserves `K` exactly (the potential is continuous,
+//! so the momentum passes a kink unchanged: Mohasel Afshar & Domke 2015). The energy
+//! error is then the smooth part's, O(h³) a step, where a plain leapfrog over a kink
+//! errs by O(h) and MALA (one leapfrog) rejects most moves that cross 0.
+//!
+//! Kicks and a Hamiltonian flow preserve volume and are reversible whatever `b` is, so
+//! the Metropolis test on `H` keeps the chain exact for any model; `b` only decides how
+//! well the split fits. Without a kinked prior the flow is a straight line and this is
+//! plain HMC.
+
+use rand_core::Rng;
+use sgld::Error;
+use sgld::gradient::{full_grad_log_posterior, full_log_posterior};
+use sgld::noise::fill_normal;
+use sgld::sampler::MalaInfo;
+
+use super::mode::MetricStore;
+use super::problem::ModelSync;
+
+/// The integration time of a trajectory in the whitened coordinates, about: near a
+/// quarter of the period of a unit-variance Gaussian (π/2), where successive draws of
+/// every whitened coordinate are nearly independent. The leapfrog steps are this over
+/// the step, rounded: on a9a, 3 steps of 0.46.
+pub const TRAJECTORY: f64 = 1.5;
+
+/// Leapfrog steps per trajectory at most (a tiny step shortens the trajectory instead
+/// of lengthening the transition without bound).
+pub const MAX_LEAPFROG: usize = 32;
+
+/// The step is jittered uniformly over `h·[1 − JITTER, 1 + JITTER]` (Stan's
+/// `stepsize_jitter`), so no trajectory length is tied to a period of the posterior.
+const JITTER: f64 = 0.1;
+
+/// Kink crossings in one step's flow, per parameter, at most; a flow past it (a chain
+/// oscillating across 0 ever faster, as only rounding makes it) is a divergent
+/// transition and rejected. The rule depends on the trajectory alone and so is the
+/// same forward and back: the chain stays exact.
+const MAX_CROSSINGS_PER_PARAM: usize = 20;
+
+/// `L` and `M = LLᵀ` in f64 (dense, row-major), or their diagonals.
+#[derive(Debug, Clone)]
+enum Factor {
+    Dense { l: Vec<f64>, m: Vec<f64> },
+    Diagonal { sqrt: Vec<f64>, m: Vec<f64> },
+}
+
+impl Factor {
+    fn new(metric: &MetricStore, d: usize) -> Self {
+        match metric {
+            MetricStore::Cholesky(l32) => {
+                let l: Vec<f64> = l32.iter().map(|&x| x as f64).collect();
+                let mut m = vec![0.0; d * d];
+                for i in 0..d {
+                    for j in 0..=i {
+                        let s: f64 = (0..=j).map(|k| l[i * d + k] * l[j * d + k]).sum();
+                        m[i * d + j] = s;
+                        m[j * d + i] = s;
+                    }
+                }
+                Factor::Dense { l, m }
+            }
+            MetricStore::Diagonal(v) => Factor::Diagonal {
+                sqrt: v.iter().map(|&x| (x as f64).sqrt()).collect(),
+                m: v.iter().map(|&x| x as f64).collect(),
+            },
+        }
+    }
+
+    /// `out = L x`.
+    fn times(&self, x: &[f64], out: &mut [f64]) {
+        let d = x.len();
+        match self {
+            Factor::Dense { l, .. } => {
+                for (i, o) in out.iter_mut().enumerate() {
+                    *o = l[i * d..=i * d + i].iter().zip(x).map(|(a, b)| a * b).sum();
+                }
+            }
+            Factor::Diagonal { sqrt, .. } => {
+                for ((o, s), v) in out.iter_mut().zip(sqrt).zip(x) {
+                    *o = s * v;
+                }
+            }
+        }
+    }
+
+    /// `r += c · Lᵀ g`.
+    fn add_t_times(&self, c: f64, g: &[f64], r: &mut [f64]) {
+        let d = g.len();
+        match self {
+            Factor::Dense { l, .. } => {
+                for (k, &gk) in g.iter().enumerate() {
+                    let cg = c * gk;
+                    for (rj, &lkj) in r[..=k].iter_mut().zip(&l[k * d..=k * d + k]) {
+                        *rj += cg * lkj;
+                    }
+                }
+            }
+            Factor::Diagonal { sqrt, .. } => {
+                for ((rj, s), gj) in r.iter_mut().zip(sqrt).zip(g) {
+                    *rj += c * s * gj;
+                }
+            }
+        }
+    }
+
+    /// `out += c · M[:, j]`.
+    fn add_column(&self, c: f64, j: usize, out: &mut [f64]) {
+        let d = out.len();
+        match self {
+            Factor::Dense { m, .. } => {
+                for (o, &mij) in out.iter_mut().zip(&m[j * d..(j + 1) * d]) {
+                    *o += c * mij;
+                }
+            }
+            Factor::Diagonal { m, .. } => out[j] += c * m[j],
+        }
+    }
+}
+
+/// HMC on `model`'s whole data set with a metric, the kinks of a Laplace prior of
+/// scale `b` followed exactly ([module docs](self)).
+#[derive(Clone)]
+pub struct Hmc<'m> {
+    model: &'m dyn ModelSync,
+    factor: Factor,
+    /// `1/b` of the Laplace prior whose kinks the flow follows (0: none).
+    inv_scale: f32,
+    temperature: f64,
+    clip: Option<f32>,
+}
+
+impl std::fmt::Debug for Hmc<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hmc")
+            .field("dim", &self.model.dim())
+            .field("rows", &self.model.len())
+            .field("inv_scale", &self.inv_scale)
+            .field("temperature", &self.temperature)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A chain's state and workspace.
+#[derive(Debug)]
+pub struct HmcState {
+    theta: Vec<f32>,
+    /// `−∇U_s` at θ in θ's coordinates: `(∇log p(θ|X) + sign(θ)/b)/τ`.
+    force: Vec<f64>,
+    log_p: f64,
+    prop: Vec<f32>,
+    grad: Vec<f32>,
+    tmp: Vec<f32>,
+    pos: Vec<f64>,
+    force_prop: Vec<f64>,
+    r: Vec<f64>,
+    v: Vec<f64>,
+    accel: Vec<f64>,
+    sign: Vec<f64>,
+    swept: Vec<f64>,
+    noise: Vec<f32>,
+}
+
+impl HmcState {
+    /// The current state.
+    pub fn theta(&self) -> &[f32] {
+        &self.theta
+    }
+}
+
+impl<'m> Hmc<'m> {
+    /// HMC on `model` with `metric`; a Laplace prior's kinks of scale `laplace` followed
+    /// exactly when given.
+    pub fn new(
+        model: &'m dyn ModelSync,
+        metric: &MetricStore,
+        laplace: Option<f32>,
+        temperature: f64,
+        clip: Option<f32>,
+    ) -> Result<Self, Error> {
+        let d = model.dim();
+        metric.metric().check(d)?;
+        if !(temperature.is_finite() && temperature > 0.0) {
+            return Err(Error::InvalidParameter {
+                what: "HMC needs a temperature > 0",
+            });
+        }
+        let inv_scale = match laplace {
+            Some(b) if b.is_finite() && b > 0.0 && (1.0 / b).is_finite() => 1.0 / b,
+            Some(_) => {
+                return Err(Error::InvalidParameter {
+                    what: "the Laplace scale must be finite and > 0",
+                });
+            }
+            None => 0.0,
+        };
+        Ok(Self {
+            model,
+            factor: Factor::new(metric, d),
+            inv_scale,
+            temperature,
+            clip,
+        })
+    }
+
+    /// Leapfrog steps of a trajectory at step `h`.
+    pub fn leapfrog_steps(h: f64) -> usize {
+        let n = (TRAJECTORY / h).round();
+        if n.is_finite() && n >= 1.0 {
+            (n as usize).min(MAX_LEAPFROG)
+        } else if n.is_nan() || n < 1.0 {
+            1
+        } else {
+            MAX_LEAPFROG
+        }
+    }
+
+    /// `−∇U_s` at `theta` into `out` from the log posterior's gradient `grad`; `None` if
+    /// not finite.
+    fn force(&self, theta: &[f32], grad: &mut [f32], out: &mut [f64]) -> Option<()> {
+        if let Some(c) = self.clip {
+            let norm = grad
+                .iter()
+                .map(|&g| (g as f64) * (g as f64))
+                .sum::<f64>()
+                .sqrt();
+            if norm > c as f64 {
+                let s = (c as f64 / norm) as f32;
+                grad.iter_mut().for_each(|g| *g *= s);
+            }
+        }
+        let inv = self.inv_scale;
+        let tau = self.temperature;
+        for ((o, &g), &t) in out.iter_mut().zip(grad.iter()).zip(theta) {
+            // The model's own Laplace gradient is −sign(θ)/b (0 at 0): added back.
+            let k = if t > 0.0 {
+                inv
+            } else if t < 0.0 {
+                -inv
+            } else {
+                0.0
+            };
+            *o = (g as f64 + k as f64) / tau;
+            if !o.is_finite() {
+                return None;
+            }
+        }
+        Some(())
+    }
+
+    /// The state at `theta`: an error if the log density or its gradient is not finite
+    /// there.
+    pub fn init(&self, theta: Vec<f32>) -> Result<HmcState, Error> {
+        let d = self.model.dim();
+        if theta.len() != d {
+            return Err(Error::LengthMismatch {
+                what: "theta",
+                expected: d,
+                found: theta.len(),
+            });
+        }
+        let mut grad = vec![0.0f32; d];
+        let mut tmp = vec![0.0f32; d];
+        let log_p = full_log_posterior(self.model, &theta, &mut grad, &mut tmp);
+        let mut force = vec![0.0; d];
+        if !log_p.is_finite() || self.force(&theta, &mut grad, &mut force).is_none() {
+            return Err(Error::NonFinite {
+                what: "log density or its gradient at the starting point",
+            });
+        }
+        Ok(HmcState {
+            prop: theta.clone(),
+            theta,
+            force,
+            log_p,
+            grad,
+            tmp,
+            pos: vec![0.0; d],
+            force_prop: vec![0.0; d],
+            r: vec![0.0; d],
+            v: vec![0.0; d],
+            accel: vec![0.0; d],
+            sign: vec![0.0; d],
+            swept: vec![0.0; d],
+            noise: vec![0.0; d],
+        })
+    }
+
+    /// One transition: a trajectory of [`Hmc::leapfrog_steps`] at a jittered `h`, then
+    /// the Metropolis test. `accept_prob` is what the step adapts by.
+    pub fn step<R: Rng + ?Sized>(
+        &self,
+        s: &mut HmcState,
+        h: f64,
+        rng: &mut R,
+    ) -> Result<MalaInfo, Error> {
+        if !(h.is_finite() && h > 0.0) {
+            return Err(Error::InvalidStepSize { value: h });
+        }
+        let tau = self.temperature;
+        let steps = Self::leapfrog_steps(h);
+        let h = h * (1.0 + JITTER * (2.0 * uniform(rng) - 1.0));
+        fill_normal(rng, &mut s.noise);
+        for (r, &z) in s.r.iter_mut().zip(&s.noise) {
+            *r = z as f64;
+        }
+        let kinetic = |r: &[f64]| 0.5 * r.iter().map(|x| x * x).sum::<f64>();
+        let h0 = -s.log_p / tau + kinetic(&s.r);
+        for (p, &t) in s.pos.iter_mut().zip(&s.theta) {
+            *p = t as f64;
+        }
+        s.force_prop.copy_from_slice(&s.force);
+        let mut info = MalaInfo::default();
+        info.step.step_size = h as f32;
+        let mut log_p_new = f64::NAN;
+        for k in 0..steps {
+            self.factor.add_t_times(0.5 * h, &s.force_prop, &mut s.r);
+            if self.flow(s, h).is_none() {
+                return Ok(reject(info));
+            }
+            for (q, &p) in s.prop.iter_mut().zip(&s.pos) {
+                *q = p as f32;
+            }
+            if !s.prop.iter().all(|x| x.is_finite()) {
+                return Ok(reject(info));
+            }
+            if k + 1 == steps {
+                log_p_new = full_log_posterior(self.model, &s.prop, &mut s.grad, &mut s.tmp);
+            } else {
+                full_grad_log_posterior(self.model, &s.prop, &mut s.grad, &mut s.tmp);
+            }
+            if self
+                .force(&s.prop, &mut s.grad, &mut s.force_prop)
+                .is_none()
+            {
+                return Ok(reject(info));
+            }
+            self.factor.add_t_times(0.5 * h, &s.force_prop, &mut s.r);
+        }
+        if !log_p_new.is_finite() {
+            return Ok(reject(info));
+        }
+        let log_a = h0 - (-log_p_new / tau + kinetic(&s.r));
+        info.log_ratio = if log_a.is_nan() {
+            f64::NEG_INFINITY
+        } else {
+            log_a
+        };
+        info.accept_prob = if log_a >= 0.0 { 1.0 } else { log_a.exp() };
+        if uniform(rng) < info.accept_prob {
+            info.accepted = true;
+            std::mem::swap(&mut s.theta, &mut s.prop);
+            std::mem::swap(&mut s.force, &mut s.force_prop);
+            s.log_p = log_p_new;
+        }
+        Ok(info)
+    }
+
+    /// `K`'s exact flow for time `h`: `pos` and `r` move; the kinks crossed, or `None`
+    /// past their bound.
+    fn flow(&self, s: &mut HmcState, h: f64) -> Option<usize> {
+        let d = s.pos.len();
+        self.factor.times(&s.r, &mut s.v);
+        if self.inv_scale == 0.0 {
+            for (p, &v) in s.pos.iter_mut().zip(&s.v) {
+                *p += h * v;
+            }
+            return Some(0);
+        }
+        let kink = self.inv_scale as f64 / self.temperature;
+        // The side each coordinate is on (at 0, the side it moves into).
+        for ((sg, &p), &v) in s.sign.iter_mut().zip(&s.pos).zip(&s.v) {
+            *sg = if p > 0.0 || (p == 0.0 && v >= 0.0) {
+                1.0
+            } else {
+                -1.0
+            };
+        }
+        s.accel.fill(0.0);
+        for (j, &sj) in s.sign.iter().enumerate() {
+            self.factor.add_column(kink * sj, j, &mut s.accel);
+        }
+        s.swept.fill(0.0);
+        let mut left = h;
+        let mut just: Option<usize> = None;
+        for crossed in 0..MAX_CROSSINGS_PER_PARAM * d + 1 {
+            let mut first = (left, None);
+            for j in 0..d {
+                if let Some(t) = crossing(s.pos[j], s.v[j], s.accel[j], s.sign[j], just == Some(j))
+                    && t < first.0
+                {
+                    first = (t, Some(j));
+                }
+            }
+            let t = first.0;
+            for j in 0..d {
+                s.pos[j] += t * (s.v[j] - 0.5 * s.accel[j] * t);
+                s.v[j] -= s.accel[j] * t;
+                s.swept[j] += s.sign[j] * t;
+            }
+            let Some(j) = first.1 else {
+                self.factor.add_t_times(-kink, &s.swept, &mut s.r);
+                return Some(crossed);
+            };
+            s.pos[j] = 0.0;
+            let old = s.sign[j];
+            s.sign[j] = -old;
+            self.factor.add_column(-2.0 * kink * old, j, &mut s.accel);
+            left -= t;
+            just = Some(j);
+        }
+        None
+    }
+}
+
+/// The first time in `(0, ∞)` at which `c + v t − a t²/2` reaches 0 from side `s` (`c`
+/// is at 0 and leaving it when `at_zero`); 0 when rounding left `c` on the other side.
+fn crossing(c: f64, v: f64, a: f64, s: f64, at_zero: bool) -> Option<f64> {
+    if c * s < 0.0 {
+        return Some(0.0);
+    }
+    if at_zero || c == 0.0 {
+        // Roots 0 and 2v/a: back at 0 after 2v/a if pulled back.
+        let t = 2.0 * v / a;
+        return (t > 0.0 && t.is_finite()).then_some(t);
+    }
+    if a == 0.0 {
+        let t = -c / v;
+        return (t > 0.0 && t.is_finite()).then_some(t);
+    }
+    // a/2 t² − v t − c = 0, by the stable pair of formulas.
+    let disc = v * v + 2.0 * a * c;
+    if disc < 0.0 {
+        return None;
+    }
+    let q = v + disc.sqrt().copysign(v);
+    let roots = [q / a, -2.0 * c / q];
+    roots
+        .into_iter()
+        .filter(|t| *t > 0.0 && t.is_finite())
+        .min_by(f64::total_cmp)
+}
+
+/// A rejected, divergent proposal.
+fn reject(mut info: MalaInfo) -> MalaInfo {
+    info.step.non_finite = true;
+    info.log_ratio = f64::NEG_INFINITY;
+    info.accept_prob = 0.0;
+    info
+}
+
+/// A uniform draw in `[0, 1)` with 53 random bits.
+fn uniform<R: Rng + ?Sized>(rng: &mut R) -> f64 {
+    (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand_core::SeedableRng;
+    use sgld::models::Model;
+    use sgld::noise::DefaultRng;
+
+    /// One "row" `−½(θ − μ)ᵀP(θ − μ)` in two dimensions and a Laplace prior of scale `b`.
+    struct QuadLaplace {
+        mu: [f64; 2],
+        p: [[f64; 2]; 2],
+        b: f64,
+    }
+
+    impl QuadLaplace {
+        fn log_density(&self, t: [f64; 2]) -> f64 {
+            let e = [t[0] - self.mu[0], t[1] - self.mu[1]];
+            let q = e[0] * (self.p[0][0] * e[0] + self.p[0][1] * e[1])
+                + e[1] * (self.p[1][0] * e[0] + self.p[1][1] * e[1]);
+            -0.5 * q - (t[0].abs() + t[1].abs()) / self.b
+        }
+    }
+
+    impl Model for QuadLaplace {
+        fn dim(&self) -> usize {
+            2
+        }
+        fn len(&self) -> usize {
+            1
+        }
+        fn add_log_prior_grad(&self, theta: &[f32], grad: &mut [f32]) {
+            for (g, &t) in grad.iter_mut().zip(theta) {
+                *g -= (t.signum() * (t != 0.0) as u8 as f32) / self.b as f32;
+            }
+        }
+        fn add_log_lik_grad(&self, theta: &[f32], batch: &[usize], grad: &mut [f32]) {
+            if batch.is_empty() {
+                return;
+            }
+            let e = [theta[0] as f64 - self.mu[0], theta[1] as f64 - self.mu[1]];
+            for (i, g) in grad.iter_mut().enumerate() {
+                *g -= (self.p[i][0] * e[0] + self.p[i][1] * e[1]) as f32;
+            }
+        }
+        fn log_prior(&self, theta: &[f32]) -> f64 {
+            -theta.iter().map(|&t| (t as f64).abs()).sum::<f64>() / self.b
+        }
+        fn log_lik(&self, theta: &[f32], batch: &[usize]) -> f64 {
+            if batch.is_empty() {
+                return 0.0;
+            }
+            self.log_density([theta[0] as f64, theta[1] as f64]) - self.log_prior(theta)
+        }
+    }
+
+    fn model() -> QuadLaplace {
+        // Correlated (ρ = 0.8), its mean close enough to 0 that the kinks matter.
+        QuadLaplace {
+            mu: [0.4, -0.3],
+            p: [[2.78, -2.22], [-2.22, 2.78]],
+            b: 0.5,
+        }
+    }
+
+    /// The metric: the covariance of the Gaussian part, by its Cholesky factor.
+    fn metric() -> MetricStore {
+        // P⁻¹ = [[1, 0.8], [0.8, 1]] (about): L = [[1, 0], [0.8, 0.6]].
+        MetricStore::Cholesky(vec![1.0, 0.0, 0.8, 0.6])
+    }
+
+    /// Mean, sd and P(θ < 0) of each coordinate of `p^{1/τ}` on a fine grid.
+    fn reference(m: &QuadLaplace, tau: f64) -> [[f64; 3]; 2] {
+        let (lo, hi, k) = (-5.0, 5.0, 1000);
+        let step = (hi - lo) / k as f64;
+        let mut w = vec![0.0f64; k * k];
+        let mut top = f64::NEG_INFINITY;
+        for i in 0..k {
+            for j in 0..k {
+                let t = [lo + (i as f64 + 0.5) * step, lo + (j as f64 + 0.5) * step];
+                w[i * k + j] = m.log_density(t) / tau;
+                top = top.max(w[i * k + j]);
+            }
+        }
+        let mut out = [[0.0; 3]; 2];
+        let mut z = 0.0;
+        let (mut s1, mut s2, mut neg) = ([0.0; 2], [0.0; 2], [0.0; 2]);
+        for i in 0..k {
+            for j in 0..k {
+                let p = (w[i * k + j] - top).exp();
+                let t = [lo + (i as f64 + 0.5) * step, lo + (j as f64 + 0.5) * step];
+                z += p;
+                for c in 0..2 {
+                    s1[c] += p * t[c];
+                    s2[c] += p * t[c] * t[c];
+                    neg[c] += p * (t[c] < 0.0) as u8 as f64;
+                }
+            }
+        }
+        for c in 0..2 {
+            let mean = s1[c] / z;
+            out[c] = [mean, (s2[c] / z - mean * mean).sqrt(), neg[c] / z];
+        }
+        out
+    }
+
+    /// Batch-means Monte Carlo standard error of the mean of `x`.
+    fn mcse(x: &[f64]) -> f64 {
+        let b = 100;
+        let len = x.len() / b;
+        let means: Vec<f64> = (0..b)
+            .map(|k| x[k * len..(k + 1) * len].iter().sum::<f64>() / len as f64)
+            .collect();
+        let m = means.iter().sum::<f64>() / b as f64;
+        let var = means.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (b - 1) as f64;
+        (var / b as f64).sqrt()
+    }
+
+    /// Runs `n` transitions at step `h` and checks each coordinate's mean, second moment
+    /// and P(θ < 0) against the grid within 4.5 Monte Carlo standard errors; returns the
+    /// acceptance rate.
+    fn check(hmc: &Hmc<'_>, tau: f64, h: f64, n: usize, seed: u64) -> f64 {
+        let want = reference(&model(), tau);
+        let mut rng = DefaultRng::seed_from_u64(seed);
+        let mut s = hmc.init(vec![0.0, 0.0]).unwrap();
+        let mut draws = [Vec::with_capacity(n), Vec::with_capacity(n)];
+        let mut accepted = 0usize;
+        for _ in 0..n {
+            let info = hmc.step(&mut s, h, &mut rng).unwrap();
+            accepted += info.accepted as usize;
+            for (c, d) in draws.iter_mut().enumerate() {
+                d.push(s.theta()[c] as f64);
+            }
+        }
+        for c in 0..2 {
+            let [mean, sd, neg] = want[c];
+            let x = &draws[c];
+            let sq: Vec<f64> = x.iter().map(|v| v * v).collect();
+            let below: Vec<f64> = x.iter().map(|&v| (v < 0.0) as u8 as f64).collect();
+            for (what, xs, target) in [
+                ("mean", x.as_slice(), mean),
+                ("second moment", &sq, sd * sd + mean * mean),
+                ("P(θ < 0)", &below, neg),
+            ] {
+                let got = xs.iter().sum::<f64>() / n as f64;
+                let z = (got - target) / mcse(xs);
+                assert!(
+                    z.abs() < 4.5,
+                    "θ{c} {what}: {got:.4} against {target:.4} (z = {z:.1}, τ = {tau})"
+                );
+            }
+        }
+        accepted as f64 / n as f64
+    }
+
+    #[test]
+    fn hmc_samples_a_laplace_posterior_exactly() {
+        let m = model();
+        let metric = metric();
+        let hmc = Hmc::new(&m, &metric, Some(0.5), 1.0, None).unwrap();
+        let acc = check(&hmc, 1.0, 0.5, 200_000, 1);
+        // The kinks followed exactly: only the smooth part errs.
+        assert!(acc > 0.9, "acceptance {acc}");
+    }
+
+    #[test]
+    fn hmc_is_exact_whatever_the_split_and_the_temperature() {
+        let m = model();
+        let metric = metric();
+        // No split: a plain leapfrog over the kinks, which errs by O(h) but is corrected.
+        let plain = Hmc::new(&m, &metric, None, 1.0, None).unwrap();
+        let acc_plain = check(&plain, 1.0, 0.5, 100_000, 2);
+        // A split of the wrong scale, and a tempered target.
+        let wrong = Hmc::new(&m, &metric, Some(2.0), 1.0, None).unwrap();
+        check(&wrong, 1.0, 0.5, 100_000, 3);
+        let tempered = Hmc::new(&m, &metric, Some(0.5), 2.0, None).unwrap();
+        check(&tempered, 2.0, 0.5, 100_000, 4);
+        let split = Hmc::new(&m, &metric, Some(0.5), 1.0, None).unwrap();
+        let acc_split = check(&split, 1.0, 0.5, 100_000, 5);
+        assert!(acc_split > acc_plain, "{acc_split} vs {acc_plain}");
+    }
+
+    #[test]
+    fn the_flow_conserves_its_energy_and_runs_back() {
+        let m = model();
+        let metric = metric();
+        let hmc = Hmc::new(&m, &metric, Some(0.5), 1.0, None).unwrap();
+        let mut s = hmc.init(vec![0.05, -0.02]).unwrap();
+        let energy = |s: &HmcState| {
+            0.5 * s.r.iter().map(|x| x * x).sum::<f64>()
+                + s.pos.iter().map(|x| x.abs()).sum::<f64>() / 0.5
+        };
+        let mut crossings = 0;
+        for (k, r) in [[0.3, -0.9], [-1.2, 0.4], [0.05, 0.02], [2.0, 2.0]]
+            .iter()
+            .enumerate()
+        {
+            s.pos.copy_from_slice(&[0.05, -0.02]);
+            s.r.copy_from_slice(r);
+            let e0 = energy(&s);
+            let n = hmc.flow(&mut s, 0.9).unwrap();
+            crossings += n;
+            let e1 = energy(&s);
+            assert!(
+                (e1 - e0).abs() < 1e-12 * e0.max(1.0),
+                "case {k}: {e0} → {e1}"
+            );
+            s.r.iter_mut().for_each(|x| *x = -*x);
+            hmc.flow(&mut s, 0.9).unwrap();
+            assert!(
+                (s.pos[0] - 0.05).abs() < 1e-12 && (s.pos[1] + 0.02).abs() < 1e-12,
+                "case {k}: back at {:?}",
+                s.pos
+            );
+            assert!((s.r[0] + r[0]).abs() < 1e-12 && (s.r[1] + r[1]).abs() < 1e-12);
+        }
+        assert!(crossings >= 4, "{crossings} crossings");
+    }
+
+    #[test]
+    fn crossings_are_the_first_root_ahead() {
+        // 1 + 0·t − t²/2 from above: √2.
+        let t = crossing(1.0, 0.0, 1.0, 1.0, false).unwrap();
+        assert!((t - 2f64.sqrt()).abs() < 1e-12);
+        // Moving away and pushed further: never.
+        assert_eq!(crossing(1.0, 1.0, -1.0, 1.0, false), None);
+        // Moving toward at constant speed.
+        assert!((crossing(-2.0, 4.0, 0.0, -1.0, false).unwrap() - 0.5).abs() < 1e-15);
+        // Leaving 0 at speed 1 against a pull of 1: back after 2.
+        assert!((crossing(0.0, 1.0, 1.0, 1.0, true).unwrap() - 2.0).abs() < 1e-15);
+        assert_eq!(crossing(0.0, 1.0, -1.0, 1.0, true), None);
+        // Rounded across: now.
+        assert_eq!(crossing(-1e-18, 1.0, 1.0, 1.0, false), Some(0.0));
+    }
+}
