@@ -46,8 +46,9 @@ pub const HMC_TARGET_ACCEPT: f64 = 0.65;
 /// threshold) or its proposal's density is not finite.
 pub const DIVERGENT_LOG_RATIO: f64 = -1000.0;
 
-/// The metric is checked on windows of at least this many steps a chain (shorter ones
-/// give too noisy a variance to judge it by).
+/// MALA's metric is checked on windows of at least this many steps a chain (shorter
+/// ones give too noisy a variance to judge it by); HMC's nearly independent draws judge
+/// it from the first window on.
 const MIN_CHECKED_WINDOW: u64 = 100;
 
 /// Warm-up steps of an adapted run at most (the windows keep doubling until then).
@@ -166,6 +167,16 @@ impl Integrator {
         match self {
             Integrator::Mala => 500,
             Integrator::Hmc { .. } => 300,
+        }
+    }
+
+    /// The shortest window whose draws check the metric: [`MIN_CHECKED_WINDOW`] steps
+    /// of MALA; any of HMC's (25 transitions of 4 chains are 100 draws of little
+    /// correlation, and a metric the mode misled is mended before the longer windows).
+    fn min_checked_window(self) -> u64 {
+        match self {
+            Integrator::Mala => MIN_CHECKED_WINDOW,
+            Integrator::Hmc { .. } => 1,
         }
     }
 
@@ -499,7 +510,7 @@ pub fn run(
             if let Some(m) = adapt::window_moments(&chains, &from)? {
                 let replace = match &source {
                     Source::Draws { .. } => true,
-                    Source::Laplace if len >= MIN_CHECKED_WINDOW => {
+                    Source::Laplace if len >= integrator.min_checked_window() => {
                         let (v, o) = adapt::disagreement(&metric, &lap.mode.theta, &m);
                         let off = v > adapt::MAX_VARIANCE_RATIO || o > adapt::MAX_OFFSET;
                         if off {

@@ -69,9 +69,9 @@ pub struct Target<'a> {
     pub network: Option<&'a Mlp<'a>>,
     /// How the network's data were standardised, for summary.json.
     pub scaling: Option<Scaling>,
-    /// Whether the log density is smooth (true unless [`Target::with_kinked_prior`]):
-    /// where the estimator is the whole data set, a smooth target is sampled exactly
-    /// by MALA.
+    /// Whether the log density is smooth (true unless [`Target::with_kinked_prior`] or
+    /// [`Target::with_laplace_prior`]): where the estimator is the whole data set, a
+    /// smooth target is sampled exactly by MALA.
     pub smooth: bool,
     /// The scale of a Laplace prior on every coordinate, whose kinks at 0 the exact
     /// path's HMC follows ([`Target::with_laplace_prior`]).
@@ -143,7 +143,8 @@ impl<'a> Target<'a> {
     /// The prior has kinks where the sampler does not know them, so the log density is
     /// not smooth: MALA would reject the moves that cross them and mix many times slower
     /// than the unadjusted step (on a9a, tenfold), so the whole data set is sampled by
-    /// the unadjusted step at the largest whitened step, as before the exact path.
+    /// the unadjusted step at the largest whitened step. A Laplace prior's kinks at 0
+    /// are known: [`Target::with_laplace_prior`].
     pub fn with_kinked_prior(mut self) -> Self {
         self.smooth = false;
         self.laplace = None;
