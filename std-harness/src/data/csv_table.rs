@@ -55,6 +55,44 @@ pub fn read(path: &Path, target: Option<&str>) -> Result<Dataset, DataError> {
     })
 }
 
+/// The name of the response column [`read`] takes for `target`: that name, checked to be
+/// in the header, or the header's last.
+pub fn target_name(path: &Path, target: Option<&str>) -> Result<String, DataError> {
+    let file = std::fs::File::open(path)
+        .map_err(|e| DataError::new(path, 0, format!("cannot read: {e}")))?;
+    let (header, _) = headed(path, file)?;
+    match target {
+        Some(name) if header.iter().any(|h| h == name) => Ok(name.to_string()),
+        Some(name) => Err(DataError::new(
+            path,
+            1,
+            format!("no column named {name:?} (columns: {})", header.join(", ")),
+        )),
+        None => Ok(header[header.len() - 1].clone()),
+    }
+}
+
+/// A CSV reader of `input` (trimmed cells) and its header, which must name a column.
+fn headed<R: std::io::Read>(
+    path: &Path,
+    input: R,
+) -> Result<(Vec<String>, csv::Reader<R>), DataError> {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .trim(csv::Trim::All)
+        .from_reader(input);
+    let header: Vec<String> = reader
+        .headers()
+        .map_err(|e| DataError::new(path, 1, format!("bad header: {e}")))?
+        .iter()
+        .map(str::to_string)
+        .collect();
+    if header.is_empty() || header.iter().all(|h| h.is_empty()) {
+        return Err(DataError::new(path, 0, "empty file (no header line)"));
+    }
+    Ok((header, reader))
+}
+
 /// A headed numeric table: the header, the values (row-major) and each row's file line.
 pub type Table = (Vec<String>, Vec<f32>, Vec<usize>);
 
@@ -73,19 +111,7 @@ pub fn read_columns_at(path: &Path) -> Result<Table, DataError> {
 /// Parses headed numeric CSV from any reader (`path` only names the source in errors):
 /// the header, the values (row-major) and the file line of each row.
 pub fn parse_columns(path: &Path, input: impl std::io::Read) -> Result<Table, DataError> {
-    let mut reader = csv::ReaderBuilder::new()
-        .has_headers(true)
-        .trim(csv::Trim::All)
-        .from_reader(input);
-    let header: Vec<String> = reader
-        .headers()
-        .map_err(|e| DataError::new(path, 1, format!("bad header: {e}")))?
-        .iter()
-        .map(str::to_string)
-        .collect();
-    if header.is_empty() || header.iter().all(|h| h.is_empty()) {
-        return Err(DataError::new(path, 0, "empty file (no header line)"));
-    }
+    let (header, mut reader) = headed(path, input)?;
     let (mut values, mut lines) = (Vec::new(), Vec::new());
     for (k, rec) in reader.records().enumerate() {
         let rec = rec.map_err(|e| {

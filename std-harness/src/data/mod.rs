@@ -199,6 +199,83 @@ impl Dataset {
         self
     }
 
+    /// The rows with a non-zero feature at an index of `d` or more (a LIBSVM test file's
+    /// features the training file never named).
+    pub fn rows_beyond(&self, d: usize) -> usize {
+        match &self.features {
+            Features::Dense { x, d: width } if *width > d => x
+                .chunks_exact(*width)
+                .filter(|row| row[d..].iter().any(|&v| v != 0.0))
+                .count(),
+            Features::Dense { .. } => 0,
+            Features::SparseBinary {
+                offsets, indices, ..
+            } => offsets
+                .windows(2)
+                .filter(|w| indices[w[0]..w[1]].iter().any(|&j| j as usize >= d))
+                .count(),
+        }
+    }
+
+    /// The feature columns put in the order of `names` by their own names (a test file's
+    /// matched to the training file's): a column one has and the other has not, or a
+    /// name given twice, is an error naming it (`path`: the file, for the message).
+    pub fn match_columns(mut self, names: &[String], path: &Path) -> Result<Dataset, String> {
+        if self.names == names {
+            return Ok(self);
+        }
+        let twice = |ns: &[String]| {
+            ns.iter()
+                .enumerate()
+                .find(|(i, n)| ns[..*i].contains(n))
+                .map(|(_, n)| n.clone())
+        };
+        if let Some(n) = twice(names).or_else(|| twice(&self.names)) {
+            return Err(format!(
+                "{}: column {n:?} appears twice, so the test columns cannot be matched to the training columns by name",
+                path.display()
+            ));
+        }
+        let list = |ns: Vec<&String>| {
+            ns.iter()
+                .map(|n| format!("{n:?}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let missing: Vec<&String> = names.iter().filter(|n| !self.names.contains(n)).collect();
+        let extra: Vec<&String> = self.names.iter().filter(|n| !names.contains(n)).collect();
+        if !missing.is_empty() || !extra.is_empty() {
+            let mut what = vec![];
+            if !missing.is_empty() {
+                what.push(format!("lacks the training column(s) {}", list(missing)));
+            }
+            if !extra.is_empty() {
+                what.push(format!(
+                    "has column(s) {} the training data lacks",
+                    list(extra)
+                ));
+            }
+            return Err(format!(
+                "{}: the test data {} (test columns are matched to training columns by name)",
+                path.display(),
+                what.join(" and ")
+            ));
+        }
+        let from: Vec<usize> = names
+            .iter()
+            .map(|n| self.names.iter().position(|m| m == n).unwrap_or(0))
+            .collect();
+        if let Features::Dense { x, d } = &mut self.features {
+            let mut out = Vec::with_capacity(x.len());
+            for row in x.chunks_exact(*d) {
+                out.extend(from.iter().map(|&j| row[j]));
+            }
+            *x = out;
+        }
+        self.names = names.to_vec();
+        Ok(self)
+    }
+
     /// Widens (or narrows) the feature space to `d` columns: LIBSVM test files may name
     /// fewer features than the training file; features past `d` are dropped.
     pub fn with_dim(mut self, new_d: usize) -> Dataset {

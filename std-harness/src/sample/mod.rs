@@ -209,8 +209,9 @@ fn run_impl(cfg: &SampleConfig, print: bool) -> Result<(Summary, Option<String>)
         .map_or_else(|| "paper".to_string(), |p| p.to_string());
     let outcome = if cfg.model == ModelKind::Mlp {
         let net = problem.network()?;
-        let mut target =
-            Target::network(&net, cfg.model.name(), problem.names.clone()).with_data(data);
+        let mut target = Target::network(&net, cfg.model.name(), problem.names.clone())
+            .with_data(data)
+            .with_warnings(problem.warnings.clone());
         if let Some(s) = &problem.scaling {
             target = target.with_scaling(s.clone());
         }
@@ -222,7 +223,8 @@ fn run_impl(cfg: &SampleConfig, print: bool) -> Result<(Summary, Option<String>)
         problem::with_model(problem, |model| {
             let mut target = Target::new(model, cfg.model.name(), problem.names.clone())
                 .with_prior(&label, &prior_precision)
-                .with_data(data);
+                .with_data(data)
+                .with_warnings(problem.warnings.clone());
             if let Some(t) = &test {
                 target = target.with_test(t);
             }

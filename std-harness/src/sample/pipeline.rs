@@ -76,6 +76,8 @@ pub struct Target<'a> {
     /// The scale of a Laplace prior on every coordinate, whose kinks at 0 the exact
     /// path's HMC follows ([`Target::with_laplace_prior`]).
     pub laplace: Option<f32>,
+    /// Warnings about the data, reported first among the run's.
+    pub warnings: Vec<String>,
 }
 
 impl<'a> Target<'a> {
@@ -95,6 +97,7 @@ impl<'a> Target<'a> {
             scaling: None,
             smooth: true,
             laplace: None,
+            warnings: Vec::new(),
         }
     }
 
@@ -161,6 +164,13 @@ impl<'a> Target<'a> {
         self
     }
 
+    /// Warnings about the data (a test file's unknown features), reported first among
+    /// the run's in the table and summary.json.
+    pub fn with_warnings(mut self, warnings: Vec<String>) -> Self {
+        self.warnings.extend(warnings);
+        self
+    }
+
     /// Test-set metrics from pooled weighted draws.
     pub fn with_test(mut self, test: TestMetrics<'a>) -> Self {
         self.test = Some(test);
@@ -224,6 +234,9 @@ pub fn sample_model(target: &Target<'_>, cfg: &SampleConfig) -> Result<Outcome, 
         laplace_sds,
         step_grid,
     } = chains(target, cfg, &bars)?;
+    sampled
+        .warnings
+        .splice(0..0, target.warnings.iter().cloned());
     for c in &mut sampled.chains {
         c.draws.finish()?;
     }

@@ -19,6 +19,8 @@ pub struct Problem {
     pub train: Dataset,
     /// Test data aligned with the training features.
     pub test: Option<Dataset>,
+    /// What loading found worth a warning (a LIBSVM test file's unknown features).
+    pub warnings: Vec<String>,
     /// Parameter names.
     pub names: Vec<String>,
     /// The prior.
@@ -77,9 +79,30 @@ impl Problem {
             }
         };
         let mut train = load(&cfg.train)?;
-        let mut test = cfg.test.as_deref().map(load).transpose()?;
-        if let Some(t) = test.take() {
+        let mut warnings = Vec::new();
+        let mut test = match cfg.test.as_deref() {
+            // CSV test columns are matched to the training columns by name, the response
+            // too (the training file's `--target`, or its last column).
+            Some(p) if fmt == Format::Csv && cfg.model != ModelKind::Gmm => {
+                let target = data::csv_table::target_name(&cfg.train, cfg.target.as_deref())
+                    .map_err(|e| e.to_string())?;
+                let t = data::load(p, Some(fmt), Some(&target)).map_err(|e| e.to_string())?;
+                Some(t.match_columns(&train.names, p)?)
+            }
+            Some(p) => Some(load(p)?),
+            None => None,
+        };
+        if let (Some(t), Some(p)) = (test.take(), cfg.test.as_deref()) {
             let t = if fmt == Format::Libsvm {
+                let beyond = t.rows_beyond(train.dim());
+                if beyond > 0 {
+                    warnings.push(format!(
+                        "{}: {beyond} test rows use feature indices beyond the training data's {} (up to {}): those features are dropped, as the model has no coefficient for them",
+                        p.display(),
+                        train.dim(),
+                        t.dim()
+                    ));
+                }
                 t.with_dim(train.dim())
             } else {
                 t
@@ -214,6 +237,7 @@ impl Problem {
         Ok(Problem {
             train,
             test,
+            warnings,
             names,
             prior,
             y,
@@ -546,6 +570,7 @@ mod tests {
                 .map(|i| if i % 3 == 0 { -1.0 } else { 1.0 })
                 .collect();
             let problem = Problem {
+                warnings: vec![],
                 train: Dataset {
                     features: Features::SparseBinary {
                         offsets: offsets.clone(),
