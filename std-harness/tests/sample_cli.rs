@@ -1034,3 +1034,47 @@ fn a_libsvm_test_file_with_unknown_features_warns() {
         "{w}"
     );
 }
+
+#[test]
+fn a_stopped_run_records_the_steps_that_ran_and_one_row_samples() {
+    let dir = tempfile::tempdir().unwrap();
+    let train = dir.path().join("train.csv");
+    let z = normals(60, 5);
+    let rows: Vec<Vec<f32>> = (0..20).map(|i| z[3 * i..3 * i + 3].to_vec()).collect();
+    write_csv(&train, &["a", "b", "y"], &rows);
+    let out = dir.path().join("explodes");
+    let status = sgld()
+        .args([
+            "sample",
+            "--model",
+            "linreg",
+            "--step-size",
+            "const:1e9",
+            "--train",
+        ])
+        .arg(&train)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap()
+        .status;
+    assert!(!status.success());
+    let steps = summary(&out)["steps"].as_u64().unwrap();
+    assert!(steps < 100, "summary.json says {steps} steps ran");
+    // One training row, a given step: its gradient noise is none, not an error.
+    let one = dir.path().join("one.csv");
+    write_csv(&one, &["a", "b", "y"], &rows[..1]);
+    let out = dir.path().join("one");
+    run_ok(&[
+        "sample",
+        "--model",
+        "linreg",
+        "--step-size",
+        "const:0.01",
+        "--train",
+        one.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(summary(&out)["steps"].as_u64(), Some(10_000));
+}

@@ -94,7 +94,8 @@ pub struct Summary {
     pub n_train: usize,
     /// Number of parameters.
     pub dim: usize,
-    /// Steps per chain, burn-in (warm-up) included.
+    /// Steps per chain, burn-in (warm-up) included: those that ran (a chain that stopped
+    /// counts to its failure; the longest chain's).
     pub steps: u64,
     /// Chains.
     pub chains: usize,

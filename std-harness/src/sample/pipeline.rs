@@ -337,6 +337,16 @@ pub fn sample_model(target: &Target<'_>, cfg: &SampleConfig) -> Result<Outcome, 
         },
     );
     let chains_n = sampled.chains.len() as f64;
+    // A chain that stopped ran to its failure, not to the planned length.
+    let ran: Vec<u64> = sampled
+        .chains
+        .iter()
+        .map(|c| {
+            c.failure
+                .as_ref()
+                .map_or(sampled.total_steps, |(s, _)| (*s).min(sampled.total_steps))
+        })
+        .collect();
     let acceptance = sampled.acceptance.or_else(|| {
         (cfg.sampler == SamplerKind::Mala).then(|| {
             sampled.chains.iter().map(|c| c.moves).sum::<u64>() as f64
@@ -354,7 +364,7 @@ pub fn sample_model(target: &Target<'_>, cfg: &SampleConfig) -> Result<Outcome, 
         divergent: sampled.divergent,
         n_train: n,
         dim: model.dim(),
-        steps: sampled.total_steps,
+        steps: ran.iter().copied().max().unwrap_or(0),
         chains: sampled.chains.len(),
         chain_ids: cfg
             .chain_ids
@@ -363,7 +373,7 @@ pub fn sample_model(target: &Target<'_>, cfg: &SampleConfig) -> Result<Outcome, 
         burn_in: sampled.burn_in,
         weighting,
         seconds: sampled.seconds,
-        steps_per_second: sampled.total_steps as f64 * chains_n / sampled.seconds.max(1e-12),
+        steps_per_second: ran.iter().sum::<u64>() as f64 / sampled.seconds.max(1e-12),
         sampling_seconds: sampled.sampling.0,
         ns_per_step: sampled.sampling.0 * 1e9 / (sampled.sampling.1 as f64 * chains_n).max(1.0),
         params,

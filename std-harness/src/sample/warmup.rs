@@ -186,7 +186,8 @@ pub fn starts(cfg: &SampleConfig, lap: &Laplace, init: Option<&[Vec<f32>]>) -> V
 /// `λ_max` of the covariance of the per-example contributions to the gradient estimate
 /// in the whitened coordinates (`(M^½)ᵀ(∇log p(xᵢ|θ) − ∇log p(xᵢ|θ̂))` with control
 /// variates around `centre`, without them `(M^½)ᵀ∇log p(xᵢ|θ)`), over `rows`. Eq. 10
-/// then gives `α = ε N² λ / (4n)` for batch size `n`.
+/// then gives `α = ε N² λ / (4n)` for batch size `n`. 0 from fewer than two rows (every
+/// batch is then the whole data set).
 pub fn noise_lambda(
     model: &dyn ModelSync,
     metric: &MetricStore,
@@ -196,6 +197,10 @@ pub fn noise_lambda(
 ) -> Result<f64, String> {
     let d = model.dim();
     let m = rows.len();
+    if m < 2 {
+        // One row: every batch is the whole data set, whose gradient has no noise.
+        return Ok(0.0);
+    }
     let mut scores = vec![0.0f32; m * d];
     let (mut g, mut gc) = (vec![0.0f32; d], vec![0.0f32; d]);
     for (row, &i) in scores.chunks_exact_mut(d).zip(rows) {
