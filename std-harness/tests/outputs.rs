@@ -243,3 +243,87 @@ fn a_run_split_by_chain_ids_and_summarized_is_the_whole_run() {
         "{err}"
     );
 }
+
+/// The files under their final names in `dir`, sorted.
+fn final_files(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with('.'))
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_second_run_into_the_same_out_leaves_none_of_the_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let train = dir.path().join("train.csv");
+    data(&train);
+    let out = dir.path().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(out.join("notes.txt"), "mine").unwrap();
+    for chains in ["4", "2"] {
+        let o = sgld()
+            .args([
+                "sample", "--model", "logistic", "--chains", chains, "--train",
+            ])
+            .arg(&train)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    // The second run's files, the user's own file, nothing of the first run.
+    assert_eq!(
+        final_files(&out),
+        [
+            "chain_1.csv",
+            "chain_1.npy",
+            "chain_2.csv",
+            "chain_2.npy",
+            "draws.csv",
+            "notes.txt",
+            "summary.json"
+        ]
+    );
+    assert_eq!(summary(&out)["complete"], serde_json::Value::Bool(true));
+    assert_eq!(summary(&out)["chains"].as_u64(), Some(2));
+}
+
+#[test]
+fn a_killed_run_leaves_no_file_under_a_final_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let train = dir.path().join("train.csv");
+    data(&train);
+    let out = dir.path().join("out");
+    let mut child = sgld()
+        .args([
+            "sample",
+            "--model",
+            "logistic",
+            "--step-size",
+            "const:0.001",
+        ])
+        .args(["--steps", "50000000", "--thin", "1", "--train"])
+        .arg(&train)
+        .arg("--out")
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Until the chains are writing their draws.
+    let started = std::time::Instant::now();
+    while !(out.exists() && std::fs::read_dir(&out).unwrap().count() > 0) {
+        assert!(started.elapsed().as_secs() < 60, "the run never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(final_files(&out), Vec::<String>::new());
+    let partial = std::fs::read_dir(&out).unwrap().count();
+    assert!(partial > 0, "the partial files are where the run stopped");
+}

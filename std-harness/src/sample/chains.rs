@@ -69,7 +69,7 @@ pub fn from_starts(
         .map(|(c, s)| {
             let mut chain = Chain::new(c, s.clone(), chain_seed(seed, c as u64));
             if let Some(dir) = dir {
-                chain.draws = Draws::to_file(s.len(), &npy_path(dir, c))?;
+                chain.draws = Draws::to_file(s.len(), &super::files::partial(&npy_path(dir, c)))?;
             }
             Ok(chain)
         })

@@ -91,7 +91,7 @@ pub fn write(
         // CmdStan numbers chains from 1.
         let id = ch.id + 1;
         write_csv(
-            &dir.join(format!("chain_{id}.csv")),
+            &super::files::partial(&dir.join(format!("chain_{id}.csv"))),
             id,
             header,
             param_names,

@@ -21,6 +21,7 @@ pub mod config;
 pub mod diagnose;
 pub mod draws;
 pub mod exact;
+pub mod files;
 pub mod fixed;
 pub mod hmc;
 pub mod kept;

@@ -94,6 +94,9 @@ pub struct Summary {
     pub n_train: usize,
     /// Number of parameters.
     pub dim: usize,
+    /// Whether every chain ran to its end (false: a chain stopped, and the warnings or
+    /// the error say why). Written last, with every other file already whole.
+    pub complete: bool,
     /// Steps per chain, burn-in (warm-up) included: those that ran (a chain that stopped
     /// counts to its failure; the longest chain's).
     pub steps: u64,
@@ -302,8 +305,10 @@ pub fn print_layers(groups: &[super::network::Group]) {
 /// Writes `summary.json`.
 pub fn write_summary(dir: &Path, s: &Summary) -> Result<(), String> {
     let json = serde_json::to_string_pretty(s).map_err(|e| e.to_string())?;
-    std::fs::write(dir.join("summary.json"), json + "\n")
-        .map_err(|e| format!("cannot write summary.json: {e}"))
+    let path = dir.join("summary.json");
+    let tmp = super::files::partial(&path);
+    std::fs::write(&tmp, json + "\n").map_err(|e| format!("cannot write summary.json: {e}"))?;
+    std::fs::rename(&tmp, &path).map_err(|e| format!("cannot write summary.json: {e}"))
 }
 
 /// The table's line on what an adapted warm-up chose (none for a given schedule).

@@ -32,7 +32,7 @@ use std::path::PathBuf;
 
 use sgld::models::Mlp;
 
-use super::chains::Chain;
+use super::chains::{self, Chain};
 use super::config::{SampleConfig, SamplerKind, Weighting};
 use super::network::{self, GridPoint, Scaling};
 use super::output::{self, DataFiles, ParamSummary, Summary, TestSummary};
@@ -224,9 +224,11 @@ pub fn sample_model(target: &Target<'_>, cfg: &SampleConfig) -> Result<Outcome, 
     {
         return Err(format!("--batch {b} exceeds the {n} training rows"));
     }
-    // The chains stream their draws into the output directory as they run.
+    // The chains stream their draws into the output directory as they run, under
+    // temporary names until the run ends; a previous run's files go first.
     std::fs::create_dir_all(&cfg.out)
         .map_err(|e| format!("cannot create {}: {e}", cfg.out.display()))?;
+    super::files::remove_previous(&cfg.out)?;
     let bars = Bars::new(cfg.chains, cfg.progress);
     let Run {
         mut sampled,
@@ -259,7 +261,11 @@ pub fn sample_model(target: &Target<'_>, cfg: &SampleConfig) -> Result<Outcome, 
         ));
     }
     let mut files = vec![cfg.out.join("draws.csv")];
-    output::write_draws(&files[0], &target.names, &sampled.chains)?;
+    output::write_draws(
+        &super::files::partial(&files[0]),
+        &target.names,
+        &sampled.chains,
+    )?;
     let command_line = cfg.command_line.join(" ");
     let header = cmdstan::Header {
         model: &target.name,
@@ -280,7 +286,9 @@ pub fn sample_model(target: &Target<'_>, cfg: &SampleConfig) -> Result<Outcome, 
     )?;
     for c in &sampled.chains {
         files.push(cfg.out.join(format!("chain_{}.csv", c.id + 1)));
-        files.extend(c.draws.path().map(std::path::Path::to_path_buf));
+        if c.draws.path().is_some() {
+            files.push(chains::npy_path(&cfg.out, c.id));
+        }
     }
 
     let weighting = match cfg.weighting {
@@ -364,6 +372,7 @@ pub fn sample_model(target: &Target<'_>, cfg: &SampleConfig) -> Result<Outcome, 
         divergent: sampled.divergent,
         n_train: n,
         dim: model.dim(),
+        complete: failure.is_none(),
         steps: ran.iter().copied().max().unwrap_or(0),
         chains: sampled.chains.len(),
         chain_ids: cfg
@@ -394,6 +403,9 @@ pub fn sample_model(target: &Target<'_>, cfg: &SampleConfig) -> Result<Outcome, 
         starts,
         network: net_summary,
     };
+    // Every file into place, summary.json last: a run whose summary.json is there
+    // has all its files whole.
+    super::files::publish(&files)?;
     output::write_summary(&cfg.out, &summary)?;
     files.insert(1, cfg.out.join("summary.json"));
     Ok(Outcome {

@@ -1,0 +1,101 @@
+//! The output directory's files: written under temporary names and renamed into place
+//! when the run ends, so a file under its final name is whole; and a previous run's
+//! files removed before a run writes its own, so that no chain file of another run
+//! stays beside them.
+
+use std::path::{Path, PathBuf};
+
+/// Where `path` is written until the run ends: `.NAME.partial` beside it.
+pub fn partial(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    path.with_file_name(format!(".{name}.partial"))
+}
+
+/// Renames each of `paths`' partial files into place.
+pub fn publish(paths: &[PathBuf]) -> Result<(), String> {
+    for p in paths {
+        let from = partial(p);
+        if from.exists() {
+            std::fs::rename(&from, p)
+                .map_err(|e| format!("cannot rename {} to {}: {e}", from.display(), p.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// Whether `name` is a file `sgld sample` writes: `summary.json`, `draws.csv`,
+/// `chain_N.csv`, `chain_N.npy`, or one of their partial files.
+fn ours(name: &str) -> bool {
+    let name = name
+        .strip_prefix('.')
+        .and_then(|n| n.strip_suffix(".partial"))
+        .unwrap_or(name);
+    if name == "summary.json" || name == "draws.csv" {
+        return true;
+    }
+    let Some(rest) = name.strip_prefix("chain_") else {
+        return false;
+    };
+    let number = rest
+        .strip_suffix(".csv")
+        .or_else(|| rest.strip_suffix(".npy"));
+    number.is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The files of a previous run in `dir` (none if it does not exist), sorted.
+pub fn previous_run(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return vec![];
+    };
+    let mut found: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .filter(|e| ours(&e.file_name().to_string_lossy()))
+        .map(|e| e.path())
+        .collect();
+    found.sort();
+    found
+}
+
+/// Removes a previous run's files from `dir` (only the files `sgld sample` writes).
+pub fn remove_previous(dir: &Path) -> Result<(), String> {
+    for p in previous_run(dir) {
+        std::fs::remove_file(&p).map_err(|e| format!("cannot remove {}: {e}", p.display()))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_our_files_count() {
+        for n in [
+            "summary.json",
+            "draws.csv",
+            "chain_1.csv",
+            "chain_12.npy",
+            ".draws.csv.partial",
+            ".chain_3.npy.partial",
+        ] {
+            assert!(ours(n), "{n}");
+        }
+        for n in [
+            "data.csv",
+            "chain_.csv",
+            "chain_x.npy",
+            "chain_1.txt",
+            "summary.json.bak",
+            ".notes.partial",
+        ] {
+            assert!(!ours(n), "{n}");
+        }
+        assert_eq!(
+            partial(Path::new("/a/b/draws.csv")),
+            Path::new("/a/b/.draws.csv.partial")
+        );
+    }
+}
