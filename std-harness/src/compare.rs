@@ -63,6 +63,20 @@ pub struct Row {
     pub test_metric: Option<f64>,
     /// The run's error, if it failed.
     pub failure: Option<String>,
+    /// `ok`, `warned` (its summary.json lists warnings) or `failed`.
+    pub status: String,
+    /// The run's warnings (summary.json's), joined by " | ".
+    pub warnings: String,
+}
+
+impl Row {
+    /// The warnings, one by one.
+    pub fn warning_list(&self) -> Vec<&str> {
+        self.warnings
+            .split(" | ")
+            .filter(|w| !w.is_empty())
+            .collect()
+    }
 }
 
 fn with_sampler(base: &SampleConfig, s: SamplerKind, out: &Path, step: StepSpec) -> SampleConfig {
@@ -247,6 +261,8 @@ fn failed_row(s: SamplerKind, cv: bool, step: StepSpec, e: String) -> Row {
         sd_error: f64::NAN,
         test_metric: None,
         failure: Some(e),
+        status: "failed".into(),
+        warnings: String::new(),
     }
 }
 
@@ -272,20 +288,27 @@ fn row(s: SamplerKind, cv: bool, step: StepSpec, summary: &Summary, reference: &
         sd_error,
         test_metric: summary.test.as_ref().and_then(|t| t.accuracy.or(t.rmse)),
         failure: None,
+        status: if summary.warnings.is_empty() {
+            "ok"
+        } else {
+            "warned"
+        }
+        .into(),
+        warnings: summary.warnings.join(" | "),
     }
 }
 
 /// The table as Markdown.
 pub fn markdown(rows: &[Row]) -> String {
     let mut t = String::from(
-        "| sampler | step | steps/s | grads/step | min ESS | ESS/s | ESS/1k grads | max mean err (sd) | max sd err | test |\n|---|---|---|---|---|---|---|---|---|---|\n",
+        "| sampler | step | steps/s | grads/step | min ESS | ESS/s | ESS/1k grads | max mean err (sd) | max sd err | test | status |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for r in rows {
         if let Some(f) = &r.failure {
             // No figures for a run that failed: they would be those of no draws.
             let _ = writeln!(
                 t,
-                "| {}{} | {} | – | – | – | – | – | – | – | failed: {f} |",
+                "| {}{} | {} | – | – | – | – | – | – | – | – | failed: {f} |",
                 r.sampler,
                 if r.cv { "-cv" } else { "" },
                 r.step_size,
@@ -294,7 +317,7 @@ pub fn markdown(rows: &[Row]) -> String {
         }
         let _ = writeln!(
             t,
-            "| {}{} | {} | {:.0} | {:.0} | {:.0} | {:.1} | {:.3} | {:.3} | {:.3} | {} |",
+            "| {}{} | {} | {:.0} | {:.0} | {:.0} | {:.1} | {:.3} | {:.3} | {:.3} | {} | {} |",
             r.sampler,
             if r.cv { "-cv" } else { "" },
             r.step_size,
@@ -305,8 +328,21 @@ pub fn markdown(rows: &[Row]) -> String {
             r.ess_per_kgrad,
             r.mean_error,
             r.sd_error,
-            r.test_metric.map_or("–".into(), |m| format!("{m:.4}"))
+            r.test_metric.map_or("–".into(), |m| format!("{m:.4}")),
+            match r.warning_list().len() {
+                0 => "ok".to_string(),
+                k => format!("{k} warning{}", if k == 1 { "" } else { "s" }),
+            }
         );
+    }
+    let warned: Vec<&Row> = rows.iter().filter(|r| !r.warnings.is_empty()).collect();
+    if !warned.is_empty() {
+        t.push_str("\nWarnings (each sampler's summary.json has them):\n\n");
+        for r in warned {
+            for w in r.warning_list() {
+                let _ = writeln!(t, "- **{}**: {w}", r.sampler);
+            }
+        }
     }
     t
 }
@@ -357,8 +393,20 @@ fn write_outputs(
         .first()
         .map(|(_, s)| s.params[..k].iter().map(|p| p.name.clone()).collect())
         .unwrap_or_default();
+    let failed: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.failure.is_some())
+        .map(|r| r.sampler.as_str())
+        .collect();
     let mut mean_panel = Panel {
-        title: "posterior mean error / reference sd".into(),
+        title: if failed.is_empty() {
+            "posterior mean error / reference sd".into()
+        } else {
+            format!(
+                "posterior mean error / reference sd (failed, not drawn: {})",
+                failed.join(", ")
+            )
+        },
         x_label: "parameter".into(),
         y_label: "(mean − ref) / sd_ref".into(),
         x_names: names.clone(),
@@ -372,9 +420,18 @@ fn write_outputs(
         ..Panel::default()
     };
     for (s, summary) in summaries {
+        // A run that stopped has no draws to draw (the title names it).
+        if failed.contains(&s.name()) {
+            continue;
+        }
         let p = &summary.params[..k];
+        let label = if summary.warnings.is_empty() {
+            s.name().to_string()
+        } else {
+            format!("{} (warned)", s.name())
+        };
         mean_panel.series.push(Series {
-            label: s.name().into(),
+            label: label.clone(),
             x: x.clone(),
             y: p.iter()
                 .enumerate()
@@ -383,7 +440,7 @@ fn write_outputs(
             ..Series::default()
         });
         sd_panel.series.push(Series {
-            label: s.name().into(),
+            label,
             x: x.clone(),
             y: p.iter()
                 .enumerate()

@@ -344,7 +344,24 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 samplers: samplers.unwrap_or_else(|| SamplerKind::ALL.to_vec()),
                 mala_steps,
             };
-            compare::run(&cfg)?;
+            let (_, rows) = compare::run(&cfg)?;
+            let failed: Vec<&str> = rows
+                .iter()
+                .filter(|r| r.failure.is_some())
+                .map(|r| r.sampler.as_str())
+                .collect();
+            if !failed.is_empty() {
+                return Err(format!(
+                    "compare: {} failed (the table and compare.md say why)",
+                    failed.join(", ")
+                ));
+            }
+            let warned = rows.iter().filter(|r| !r.warnings.is_empty()).count();
+            if cfg.base.strict && warned > 0 {
+                return Err(format!(
+                    "compare: {warned} sampler(s) warned (--strict; the warnings are listed under the table)"
+                ));
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::Summarize(a) => {

@@ -1078,3 +1078,40 @@ fn a_stopped_run_records_the_steps_that_ran_and_one_row_samples() {
     ]);
     assert_eq!(summary(&out)["steps"].as_u64(), Some(10_000));
 }
+
+#[test]
+fn compare_shows_warnings_and_fails_when_a_sampler_fails() {
+    // A step far too large for SGNHT on this posterior: it stops; SGLD warns.
+    let dir = tempfile::tempdir().unwrap();
+    let (train, _) = lin_data(dir.path());
+    let out = dir.path().join("cmp");
+    let o = sgld()
+        .args(["compare", "--model", "linreg", "--samplers", "sgld,sgnht"])
+        .args(["--step-size", "const:0.05", "--steps", "2000", "--train"])
+        .arg(&train)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{stdout}");
+    assert!(stderr.contains("compare: sgnht failed"), "{stderr}");
+    let md = std::fs::read_to_string(out.join("compare.md")).unwrap();
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("compare.json")).unwrap()).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows[1]["status"], "failed");
+    assert!(
+        md.contains("failed: chain") && stdout.contains("failed: chain"),
+        "{md}"
+    );
+    // SGLD's own warnings, in all three places.
+    let sgld_summary = summary(&out.join("sgld"));
+    let first = sgld_summary["warnings"][0].as_str().expect("sgld warned");
+    assert_eq!(rows[0]["status"], "warned");
+    for (what, text) in [("compare.md", md.as_str()), ("console", &stdout)] {
+        assert!(text.contains(first), "{what}: {text}");
+    }
+    assert!(rows[0]["warnings"].as_str().unwrap().contains(first));
+}
