@@ -1,0 +1,145 @@
+//! What `sgld sample` makes of its input files and what it records of a run that
+//! stopped: test columns matched by name, a LIBSVM test file's unknown features, the
+//! steps that ran, one training row.
+
+use std::path::Path;
+
+mod common;
+
+use common::{normals, run_ok, sgld, summary, write_csv};
+
+/// `sgld sample --model MODEL --train TRAIN --test TEST --out OUT`, which must succeed.
+fn sample_with_test(model: &str, train: &Path, test: &Path, out: &Path) {
+    let [train, test, out] = [train, test, out].map(|p| p.to_str().unwrap());
+    run_ok(&[
+        "sample", "--model", model, "--train", train, "--test", test, "--out", out,
+    ]);
+}
+
+#[test]
+fn test_columns_are_matched_by_name() {
+    // The same 100 test rows in three column orders give the same test metrics; a
+    // renamed or an extra column is an error naming it.
+    let dir = tempfile::tempdir().unwrap();
+    let z = normals(900, 21);
+    let row = |k: usize| {
+        let (a, b) = (z[3 * k], z[3 * k + 1]);
+        vec![a, b, 1.0 + 2.0 * a - b + 0.3 * z[3 * k + 2]]
+    };
+    let train = dir.path().join("train.csv");
+    write_csv(
+        &train,
+        &["a", "b", "y"],
+        &(0..200).map(row).collect::<Vec<_>>(),
+    );
+    let test_rows: Vec<Vec<f32>> = (200..300).map(row).collect();
+    let reorder = |idx: [usize; 3]| -> Vec<Vec<f32>> {
+        test_rows
+            .iter()
+            .map(|r| idx.iter().map(|&j| r[j]).collect())
+            .collect()
+    };
+    let tests = [
+        ("same.csv", ["a", "b", "y"], [0, 1, 2]),
+        ("swapped.csv", ["b", "a", "y"], [1, 0, 2]),
+        ("target_first.csv", ["y", "b", "a"], [2, 1, 0]),
+    ];
+    let mut metrics = vec![];
+    for (name, header, idx) in tests {
+        let path = dir.path().join(name);
+        write_csv(&path, &header, &reorder(idx));
+        let out = dir.path().join(format!("out_{name}"));
+        sample_with_test("linreg", &train, &path, &out);
+        let s = summary(&out);
+        assert!(
+            s["warnings"].as_array().unwrap().is_empty(),
+            "{name}: {}",
+            s["warnings"]
+        );
+        metrics.push(s["test"].to_string());
+    }
+    assert_eq!(metrics[0], metrics[1]);
+    assert_eq!(metrics[0], metrics[2]);
+    for (name, header, what) in [
+        ("renamed.csv", ["a", "bb", "y"], "\"bb\""),
+        ("no_target.csv", ["a", "b", "z"], "\"y\""),
+    ] {
+        let path = dir.path().join(name);
+        write_csv(&path, &header, &test_rows);
+        let out = sgld()
+            .args(["sample", "--model", "linreg", "--train"])
+            .arg(&train)
+            .arg("--test")
+            .arg(&path)
+            .arg("--out")
+            .arg(dir.path().join("bad"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{name}");
+        assert!(err.contains(what) && err.contains(name), "{name}: {err}");
+    }
+}
+
+#[test]
+fn a_libsvm_test_file_with_unknown_features_warns() {
+    let dir = tempfile::tempdir().unwrap();
+    let (train, test) = (dir.path().join("train.svm"), dir.path().join("test.svm"));
+    let rows: String = (0..60)
+        .map(|i| format!("{} {}:1 3:1\n", if i % 3 == 0 { -1 } else { 1 }, 1 + i % 2))
+        .collect();
+    std::fs::write(&train, rows).unwrap();
+    std::fs::write(&test, "1 1:1 5:1\n-1 2:1 7:1\n1 1:1\n").unwrap();
+    let out = dir.path().join("out");
+    sample_with_test("logistic", &train, &test, &out);
+    let s = summary(&out);
+    let w = s["warnings"].to_string();
+    assert!(
+        w.contains("2 test rows use feature indices beyond the training data's 3"),
+        "{w}"
+    );
+}
+
+#[test]
+fn a_stopped_run_records_the_steps_that_ran_and_one_row_samples() {
+    let dir = tempfile::tempdir().unwrap();
+    let train = dir.path().join("train.csv");
+    let z = normals(60, 5);
+    let rows: Vec<Vec<f32>> = (0..20).map(|i| z[3 * i..3 * i + 3].to_vec()).collect();
+    write_csv(&train, &["a", "b", "y"], &rows);
+    let out = dir.path().join("explodes");
+    let status = sgld()
+        .args([
+            "sample",
+            "--model",
+            "linreg",
+            "--step-size",
+            "const:1e9",
+            "--train",
+        ])
+        .arg(&train)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap()
+        .status;
+    assert!(!status.success());
+    let steps = summary(&out)["steps"].as_u64().unwrap();
+    assert!(steps < 100, "summary.json says {steps} steps ran");
+    // One training row, a given step: its gradient noise is none, not an error.
+    let one = dir.path().join("one.csv");
+    write_csv(&one, &["a", "b", "y"], &rows[..1]);
+    let out = dir.path().join("one");
+    run_ok(&[
+        "sample",
+        "--model",
+        "linreg",
+        "--step-size",
+        "const:0.01",
+        "--train",
+        one.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(summary(&out)["steps"].as_u64(), Some(10_000));
+}
