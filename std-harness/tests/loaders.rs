@@ -115,6 +115,15 @@ fn csv_malformed_files_name_file_line_and_problem() {
     let dir = tempfile::tempdir().unwrap();
     let cases = [
         ("cols.csv", "a,b\n1,2\n3\n", 3, "columns"),
+        ("wide.csv", "a,b\n1,2\n1,2,3\n", 3, "3 columns, expected 2"),
+        ("comma.csv", "a,b\n1,2,\n", 2, "3 columns, expected 2"),
+        ("badwide.csv", "a,b\nx,2,3\n", 2, "3 columns, expected 2"),
+        (
+            "junk.csv",
+            "a,b\n1,2x\n",
+            2,
+            "column \"b\": \"2x\" is not a finite number",
+        ),
         (
             "cell.csv",
             "a,b\n1,2\n3,x\n",
@@ -150,4 +159,37 @@ fn subset_and_dimension_alignment() {
     let narrow = d.with_dim(3);
     assert_eq!(narrow.dense().unwrap()[..3], [1.0, 0.0, 0.0]);
     assert_eq!(narrow.dim(), 3);
+}
+
+/// The fast reader (unquoted files) and the `csv` crate (files with quotes) read the same
+/// table: spaces, blank lines, signs, exponents, long and short numbers; CRLF endings
+/// read as LF ones.
+#[test]
+fn csv_fast_path_and_quoted_path_agree() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut plain = String::from("a, b ,y\n");
+    for i in 0..5000 {
+        let v = (i as f64 * 0.7311).sin() * 10f64.powi(i % 9 - 4);
+        plain.push_str(&format!(" {v} ,{:.3e},{}\n", -v, i % 2));
+        if i % 977 == 0 {
+            plain.push('\n');
+        }
+    }
+    let quoted = plain.replacen("a, b ,y", "\"a\", b ,\"y\"", 1);
+    let crlf = plain.replace('\n', "\r\n");
+    let p = file(&dir, "p.csv", &plain);
+    let (a, sa) = csv_table::read_hashed(&p, Some("y")).unwrap();
+    let (b, sb) = csv_table::read_hashed(&file(&dir, "q.csv", &quoted), Some("y")).unwrap();
+    let (c, _) = csv_table::read_hashed(&file(&dir, "c.csv", &crlf), Some("y")).unwrap();
+    // The same values (the `csv` crate numbers a row after a blank line one line early).
+    assert!(
+        a.features == b.features && a.y == b.y && a.names == b.names,
+        "the fast and the quoted paths differ"
+    );
+    assert!(a == c, "CRLF endings read otherwise");
+    assert_eq!(a.len(), 5000);
+    assert_eq!(a.names, vec!["a", "b"]);
+    assert_eq!(a.lines[..3], [2, 4, 5]);
+    assert_ne!(sa, sb);
+    assert_eq!(sa, sgld_harness::data::registry::sha256_file(&p).unwrap());
 }

@@ -1,6 +1,7 @@
 //! Data sets: loaders for LIBSVM sparse text and headed CSV, the table of known data
 //! sets with their checksums, and fetching them from their public sources.
 
+pub mod chunked;
 pub mod csv_table;
 pub mod fetch;
 pub mod libsvm;
@@ -164,17 +165,14 @@ impl Dataset {
     /// Appends a constant feature equal to 1 (a bias), named `bias`.
     pub fn with_bias(mut self) -> Dataset {
         match &mut self.features {
+            // In place, rows moved back to front: a large design is not held twice.
             Features::Dense { x, d } => {
-                let n = self.y.len();
-                let mut out = Vec::with_capacity(n * (*d + 1));
-                for row in x.chunks_exact(*d) {
-                    out.extend_from_slice(row);
-                    out.push(1.0);
+                let (n, w) = (self.y.len(), *d);
+                x.resize(n * (w + 1), 1.0);
+                for i in (0..n).rev() {
+                    x.copy_within(i * w..(i + 1) * w, i * (w + 1));
+                    x[i * (w + 1) + w] = 1.0;
                 }
-                if *d == 0 {
-                    out = vec![1.0; n];
-                }
-                *x = out;
                 *d += 1;
             }
             Features::SparseBinary {
@@ -351,10 +349,19 @@ pub fn load(
     format: Option<Format>,
     target: Option<&str>,
 ) -> Result<Dataset, DataError> {
+    load_hashed(path, format, target).map(|(d, _)| d)
+}
+
+/// [`load`] and the file's sha256 (lowercase hex), computed in the same pass over it.
+pub fn load_hashed(
+    path: &Path,
+    format: Option<Format>,
+    target: Option<&str>,
+) -> Result<(Dataset, String), DataError> {
     let format = format.unwrap_or_else(|| Format::from_path(path));
     match format {
-        Format::Libsvm => libsvm::read(path),
-        Format::Csv => csv_table::read(path, target),
+        Format::Libsvm => libsvm::read_hashed(path),
+        Format::Csv => csv_table::read_hashed(path, target),
     }
 }
 

@@ -6,8 +6,6 @@ mod sums;
 
 use std::path::Path;
 
-use sha2::{Digest, Sha256};
-
 pub use sums::sums;
 
 /// A known data set.
@@ -161,8 +159,7 @@ pub enum Status {
 
 /// The lowercase hex sha256 of a file.
 pub fn sha256_file(path: &Path) -> std::io::Result<String> {
-    let bytes = std::fs::read(path)?;
-    Ok(hex(&Sha256::digest(&bytes)))
+    super::chunked::sha256_file(path)
 }
 
 /// Lowercase hex of bytes.

@@ -354,6 +354,7 @@ pub fn run(
             step_size: eps,
             alpha,
             mode_iterations: lap.mode.iterations,
+            mode_passes: lap.mode.passes,
             mode_log_posterior: lap.mode.log_post,
             steps: warm,
             converged,

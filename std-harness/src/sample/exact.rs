@@ -648,6 +648,7 @@ pub fn run(
             step_size: eps,
             alpha: 0.0,
             mode_iterations: lap.mode.iterations,
+            mode_passes: lap.mode.passes,
             mode_log_posterior: lap.mode.log_post,
             steps: warm,
             converged,

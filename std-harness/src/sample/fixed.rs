@@ -194,6 +194,7 @@ pub fn run(
             step_size: last_eps,
             alpha: alpha.unwrap_or(f64::NAN),
             mode_iterations: lap.mode.iterations,
+            mode_passes: lap.mode.passes,
             mode_log_posterior: lap.mode.log_post,
             steps: burn_in,
             converged: false,

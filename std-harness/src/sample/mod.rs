@@ -183,22 +183,21 @@ pub fn run_quiet(cfg: &SampleConfig) -> Result<(Summary, Option<String>), String
     run_impl(cfg, false)
 }
 
-fn data_file(path: &std::path::Path) -> Result<DataFile, String> {
-    Ok(DataFile {
-        path: path.display().to_string(),
-        sha256: crate::data::registry::sha256_file(path)
-            .map_err(|e| format!("{}: {e}", path.display()))?,
-    })
-}
-
 /// The command: the data read into one of the built-in models, then [`sample_model`].
 fn run_impl(cfg: &SampleConfig, print: bool) -> Result<(Summary, Option<String>), String> {
     validate(cfg)?;
+    let started = std::time::Instant::now();
     let problem = Problem::load(cfg)?;
-    let data = DataFiles {
-        train: data_file(&cfg.train)?,
-        test: cfg.test.as_deref().map(data_file).transpose()?,
-    };
+    if print {
+        // On stderr, beside the progress bars: when the reading ended and what it took.
+        eprintln!(
+            "sgld sample: read {} training rows x {} columns in {:.2} s",
+            problem.n_train(),
+            problem.train.dim(),
+            started.elapsed().as_secs_f64()
+        );
+    }
+    let data = problem.files.clone();
     let problem = &problem;
     let prior_precision = |theta: &[f32]| problem.prior_precision(theta);
     let test = problem

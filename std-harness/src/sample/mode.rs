@@ -4,52 +4,153 @@
 //! and the precision `P = F + P₀` (the empirical Fisher `F = Σᵢ gᵢgᵢᵀ` plus the prior's
 //! precision) whose inverse is the preconditioner of the warm-up.
 
+use rand_core::Rng;
 use rayon::prelude::*;
 use sgld::sampler::{Mala, Metric};
 
 use super::problem::ModelSync;
 
-/// Rows per chunk of a full-data pass.
+/// Rows per chunk of a pass.
 const CHUNK: usize = 2048;
 
 /// Dense metrics up to this dimension; diagonal above.
 pub const MAX_DENSE_METRIC: usize = 256;
 
-fn chunks(n: usize) -> Vec<Vec<usize>> {
-    (0..n.div_ceil(CHUNK))
-        .map(|c| (c * CHUNK..((c + 1) * CHUNK).min(n)).collect())
-        .collect()
+/// Rows of the subsample the mode search starts on and the precision is estimated from,
+/// when the data have at least four times as many.
+pub const SUBSAMPLE_ROWS: usize = 32_768;
+
+/// The rows a pass reads: all of them, or a subsample whose log likelihood is scaled by
+/// `N/m` to stand for the whole.
+#[derive(Debug, Clone)]
+pub struct Rows {
+    chunks: Vec<Vec<usize>>,
+    /// `N/m`: 1 for all rows.
+    scale: f64,
+    /// The rows read, as a fraction of the data (a full pass is 1).
+    fraction: f64,
+}
+
+impl Rows {
+    /// All `n` rows.
+    pub fn all(n: usize) -> Self {
+        let chunks = (0..n.div_ceil(CHUNK))
+            .map(|c| (c * CHUNK..((c + 1) * CHUNK).min(n)).collect())
+            .collect();
+        Self {
+            chunks,
+            scale: 1.0,
+            fraction: 1.0,
+        }
+    }
+
+    /// `m` of `n` rows drawn at random without replacement (a fixed seed), in file order;
+    /// all rows when `m ≥ n`.
+    pub fn sample(n: usize, m: usize) -> Self {
+        if m >= n {
+            return Self::all(n);
+        }
+        // Floyd's algorithm: m distinct rows, each subset equally likely.
+        let mut rng = rand_pcg::Pcg64Mcg::new(0x5eed_5a3b_1e5f_u128);
+        let mut chosen = std::collections::HashSet::with_capacity(m);
+        for j in n - m..n {
+            let t = (rng.next_u64() % (j as u64 + 1)) as usize;
+            if !chosen.insert(t) {
+                chosen.insert(j);
+            }
+        }
+        let mut rows: Vec<usize> = chosen.into_iter().collect();
+        rows.sort_unstable();
+        Self {
+            chunks: rows.chunks(CHUNK).map(<[usize]>::to_vec).collect(),
+            scale: n as f64 / m as f64,
+            fraction: m as f64 / n as f64,
+        }
+    }
+
+    /// The subsample the warm-up's estimates use: [`SUBSAMPLE_ROWS`] rows when the data
+    /// have four times as many, else all.
+    pub fn warmup(n: usize) -> Self {
+        if n >= 4 * SUBSAMPLE_ROWS {
+            Self::sample(n, SUBSAMPLE_ROWS)
+        } else {
+            Self::all(n)
+        }
+    }
+
+    /// Whether these are all the rows.
+    pub fn is_all(&self) -> bool {
+        self.scale == 1.0
+    }
+
+    /// The rows read by one pass, as a fraction of the data.
+    pub fn fraction(&self) -> f64 {
+        self.fraction
+    }
 }
 
 /// `log p(θ) + Σᵢ log p(xᵢ|θ)`.
 pub fn log_posterior(model: &dyn ModelSync, theta: &[f32]) -> f64 {
-    let parts: Vec<f64> = chunks(model.len())
+    log_posterior_on(model, theta, &Rows::all(model.len()))
+}
+
+/// `log p(θ) + s·Σ_{i∈rows} log p(xᵢ|θ)`, `s` the rows' scale.
+pub fn log_posterior_on(model: &dyn ModelSync, theta: &[f32], rows: &Rows) -> f64 {
+    let parts: Vec<f64> = rows
+        .chunks
         .par_iter()
         .map(|b| model.log_lik(theta, b))
         .collect();
-    model.log_prior(theta) + parts.iter().sum::<f64>()
+    model.log_prior(theta) + rows.scale * parts.iter().sum::<f64>()
 }
 
 /// `∇ log p(θ) + Σᵢ ∇ log p(xᵢ|θ)`, in f64.
 pub fn grad_log_posterior(model: &dyn ModelSync, theta: &[f32]) -> Vec<f64> {
+    pass(model, theta, &Rows::all(model.len()), false).1
+}
+
+/// The log posterior on `rows` ([`log_posterior_on`]) and its gradient (f64), from one
+/// pass over the rows.
+pub fn value_and_grad_on(model: &dyn ModelSync, theta: &[f32], rows: &Rows) -> (f64, Vec<f64>) {
+    pass(model, theta, rows, true)
+}
+
+/// The gradient on `rows` and, when `value`, the log posterior (else NaN).
+fn pass(model: &dyn ModelSync, theta: &[f32], rows: &Rows, value: bool) -> (f64, Vec<f64>) {
     let d = model.dim();
-    let parts: Vec<Vec<f32>> = chunks(model.len())
+    let parts: Vec<(f64, Vec<f32>)> = rows
+        .chunks
         .par_iter()
         .map(|b| {
             let mut g = vec![0.0f32; d];
-            model.add_log_lik_grad(theta, b, &mut g);
-            g
+            let v = if value {
+                model.add_log_lik_grad_and_value(theta, b, &mut g)
+            } else {
+                model.add_log_lik_grad(theta, b, &mut g);
+                0.0
+            };
+            (v, g)
         })
         .collect();
     let mut g = vec![0.0f32; d];
     model.add_log_prior_grad(theta, &mut g);
-    let mut out: Vec<f64> = g.iter().map(|&v| v as f64).collect();
-    for p in &parts {
-        for (o, &v) in out.iter_mut().zip(p) {
-            *o += v as f64;
+    let mut out = vec![0.0f64; d];
+    let mut sum = 0.0;
+    for (v, p) in &parts {
+        sum += v;
+        for (o, &x) in out.iter_mut().zip(p) {
+            *o += x as f64;
         }
     }
-    out
+    for (o, &p) in out.iter_mut().zip(&g) {
+        *o = p as f64 + rows.scale * *o;
+    }
+    let value = if value {
+        model.log_prior(theta) + rows.scale * sum
+    } else {
+        f64::NAN
+    };
+    (value, out)
 }
 
 /// What the mode search found.
@@ -59,8 +160,10 @@ pub struct Mode {
     pub theta: Vec<f32>,
     /// Its log posterior.
     pub log_post: f64,
-    /// L-BFGS iterations (one or more full-data passes each).
+    /// L-BFGS iterations on all the rows (after those on a subsample).
     pub iterations: u32,
+    /// The rows the search read, in passes over the whole data set.
+    pub passes: f64,
 }
 
 fn to_f32(x: &[f64]) -> Vec<f32> {
@@ -71,84 +174,218 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
-/// The mode by L-BFGS (ten pairs, backtracking to the Armijo condition) from `start`;
-/// stops when the gradient's largest entry falls below `1e-4·(1 + |log p|/N)·N` relative
-/// scale, a line search fails (a kink of a Laplace prior, or f32 round-off), or after
-/// 500 iterations. Errors when the log posterior at the start is not finite.
+/// L-BFGS's memory: the last ten steps `s` and gradient changes `y`, and the initial
+/// inverse Hessian `H₀` (`γI`, or `γP⁻¹` with a preconditioner `P`).
+#[derive(Default)]
+struct History {
+    s: Vec<Vec<f64>>,
+    y: Vec<Vec<f64>>,
+    precond: Option<Precond>,
+}
+
+impl History {
+    fn push(&mut self, s: Vec<f64>, y: Vec<f64>) {
+        if dot(&s, &y) > 1e-12 * dot(&y, &y).sqrt() * dot(&s, &s).sqrt() {
+            self.s.push(s);
+            self.y.push(y);
+            if self.s.len() > 10 {
+                self.s.remove(0);
+                self.y.remove(0);
+            }
+        }
+    }
+
+    /// The two-loop recursion: `−H g`, H the inverse Hessian these pairs imply.
+    fn direction(&self, g: &[f64], gmax: f64) -> Vec<f64> {
+        let mut q = g.to_vec();
+        let k = self.s.len();
+        let mut a = vec![0.0; k];
+        for i in (0..k).rev() {
+            let rho = 1.0 / dot(&self.y[i], &self.s[i]);
+            a[i] = rho * dot(&self.s[i], &q);
+            for (qj, yj) in q.iter_mut().zip(&self.y[i]) {
+                *qj -= a[i] * yj;
+            }
+        }
+        match &self.precond {
+            Some(p) => {
+                let r = p.solve(&q);
+                let gamma = if k > 0 {
+                    let hy = p.solve(&self.y[k - 1]);
+                    dot(&self.s[k - 1], &self.y[k - 1]) / dot(&self.y[k - 1], &hy)
+                } else {
+                    1.0
+                };
+                q = r.iter().map(|v| gamma * v).collect();
+            }
+            None => {
+                let gamma = if k > 0 {
+                    dot(&self.s[k - 1], &self.y[k - 1]) / dot(&self.y[k - 1], &self.y[k - 1])
+                } else {
+                    // First step: a unit move of the largest coordinate.
+                    1.0 / gmax
+                };
+                for qj in q.iter_mut() {
+                    *qj *= gamma;
+                }
+            }
+        }
+        for ((s, y), ai) in self.s.iter().zip(&self.y).zip(&a) {
+            let b = dot(y, &q) / dot(y, s);
+            for (qj, sj) in q.iter_mut().zip(s) {
+                *qj += (ai - b) * sj;
+            }
+        }
+        q.iter().map(|v| -v).collect()
+    }
+}
+
+/// The mode by L-BFGS (ten pairs, backtracking to the Armijo condition) from `start`.
+/// With many rows the search runs first on a subsample ([`Rows::warmup`]) scaled to the
+/// whole, then on all rows from there with the curvature the subsample taught, so its
+/// full-data passes do not grow with N. Each search stops when the gradient's largest
+/// entry falls below `10⁻⁵·N`, a line search fails (a kink of a Laplace prior, or f32
+/// round-off), or after 500 iterations. Errors when the log posterior at the start is
+/// not finite.
 pub fn find_mode(model: &dyn ModelSync, start: &[f32]) -> Result<Mode, String> {
+    let n = model.len();
+    let sub = Rows::warmup(n);
+    let (start, history, sub_passes) = if sub.is_all() {
+        (start.to_vec(), History::default(), 0.0)
+    } else {
+        // Preconditioned from the start by a smaller subsample's Fisher information
+        // (a GLM's changes little between the start and the mode).
+        let first = History {
+            precond: Precond::at(model, start, &Rows::sample(n, SUBSAMPLE_ROWS / 8)),
+            ..History::default()
+        };
+        let (mode, _) = lbfgs(model, start, &sub, first)?;
+        let precond = Precond::at(model, &mode.theta, &sub);
+        let history = History {
+            precond,
+            ..History::default()
+        };
+        // The precisions' passes over the subsamples.
+        (mode.theta, history, mode.passes + 1.125 * sub.fraction())
+    };
+    let (mut mode, _) = lbfgs(model, &start, &Rows::all(n), history)?;
+    mode.passes += sub_passes;
+    Ok(mode)
+}
+
+/// A preconditioner of the mode search: `P`, an estimate of the negative Hessian.
+enum Precond {
+    /// The Cholesky factor of a dense `P` (row-major lower triangle).
+    Dense(Vec<f64>),
+    /// `diag(P)`.
+    Diagonal(Vec<f64>),
+}
+
+impl Precond {
+    /// The empirical Fisher information on `rows` at `theta`, with a small ridge (a
+    /// feature the rows never use); `None` when it is not positive definite.
+    fn at(model: &dyn ModelSync, theta: &[f32], rows: &Rows) -> Option<Self> {
+        let d = model.dim();
+        let mut p = precision_on(model, theta, &vec![0.0; d], rows);
+        let dense = p.len() == d * d;
+        let diag = |j: usize| if dense { j * d + j } else { j };
+        let top = (0..d).map(|j| p[diag(j)]).fold(0.0, f64::max);
+        if !(top.is_finite() && top > 0.0) {
+            return None;
+        }
+        for j in 0..d {
+            p[diag(j)] += 1e-6 * top;
+        }
+        if dense {
+            sgld::linalg::cholesky(&mut p, d).ok()?;
+            Some(Precond::Dense(p))
+        } else {
+            Some(Precond::Diagonal(p))
+        }
+    }
+
+    /// `P⁻¹ g`.
+    fn solve(&self, g: &[f64]) -> Vec<f64> {
+        match self {
+            Precond::Diagonal(p) => g.iter().zip(p).map(|(a, b)| a / b).collect(),
+            Precond::Dense(l) => {
+                let d = g.len();
+                let mut x = g.to_vec();
+                for i in 0..d {
+                    let s: f64 = (0..i).map(|k| l[i * d + k] * x[k]).sum();
+                    x[i] = (x[i] - s) / l[i * d + i];
+                }
+                for i in (0..d).rev() {
+                    let s: f64 = (i + 1..d).map(|k| l[k * d + i] * x[k]).sum();
+                    x[i] = (x[i] - s) / l[i * d + i];
+                }
+                x
+            }
+        }
+    }
+}
+
+/// L-BFGS on `rows` from `start` with the memory `history`. With a preconditioner `P`
+/// it also stops when the Newton decrement `gᵀP⁻¹g` falls below 10⁻⁴: the mode is then
+/// about 0.01 posterior sd away.
+fn lbfgs(
+    model: &dyn ModelSync,
+    start: &[f32],
+    rows: &Rows,
+    mut history: History,
+) -> Result<(Mode, History), String> {
     let n = model.len().max(1) as f64;
+    let mut passes = 0.0;
+    let mut eval = |theta: &[f32]| {
+        passes += rows.fraction();
+        let (v, g) = value_and_grad_on(model, theta, rows);
+        (-v, g.iter().map(|v| -v).collect::<Vec<f64>>())
+    };
     let mut x: Vec<f64> = start.iter().map(|&v| v as f64).collect();
-    let mut f = -log_posterior(model, start);
+    let (mut f, mut g) = eval(start);
     if !f.is_finite() {
         return Err(format!(
             "the log posterior at the start is not finite ({}): check the data's scale or --init",
             -f
         ));
     }
-    let mut g: Vec<f64> = grad_log_posterior(model, start)
-        .iter()
-        .map(|v| -v)
-        .collect();
     if !g.iter().all(|v| v.is_finite()) {
         return Err("the gradient of the log posterior at the start is not finite".into());
     }
-    let (mut s_hist, mut y_hist): (Vec<Vec<f64>>, Vec<Vec<f64>>) = (vec![], vec![]);
     let mut iterations = 0;
     for _ in 0..500 {
         let gmax = g.iter().fold(0.0f64, |m, v| m.max(v.abs()));
         if gmax <= 1e-5 * n {
             break;
         }
-        // Two-loop recursion: p = −H g.
-        let mut q = g.clone();
-        let k = s_hist.len();
-        let mut a = vec![0.0; k];
-        for i in (0..k).rev() {
-            let rho = 1.0 / dot(&y_hist[i], &s_hist[i]);
-            a[i] = rho * dot(&s_hist[i], &q);
-            for (qj, yj) in q.iter_mut().zip(&y_hist[i]) {
-                *qj -= a[i] * yj;
-            }
+        if let Some(p) = &history.precond
+            && dot(&g, &p.solve(&g)) <= 1e-2
+        {
+            break;
         }
-        let gamma = if k > 0 {
-            dot(&s_hist[k - 1], &y_hist[k - 1]) / dot(&y_hist[k - 1], &y_hist[k - 1])
-        } else {
-            // First step: a unit move of the largest coordinate.
-            1.0 / gmax
-        };
-        for qj in q.iter_mut() {
-            *qj *= gamma;
-        }
-        for i in 0..k {
-            let rho = 1.0 / dot(&y_hist[i], &s_hist[i]);
-            let b = rho * dot(&y_hist[i], &q);
-            for (qj, sj) in q.iter_mut().zip(&s_hist[i]) {
-                *qj += (a[i] - b) * sj;
-            }
-        }
-        let p: Vec<f64> = q.iter().map(|v| -v).collect();
+        let p = history.direction(&g, gmax);
         let slope = dot(&g, &p);
         if slope.is_nan() || slope >= 0.0 {
-            s_hist.clear();
-            y_hist.clear();
+            if history.s.is_empty() {
+                break;
+            }
+            history = History::default();
             continue;
         }
         let mut t = 1.0;
         let mut accepted = None;
         for _ in 0..40 {
             let xn: Vec<f64> = x.iter().zip(&p).map(|(a, b)| a + t * b).collect();
-            let xf = to_f32(&xn);
-            let fnew = -log_posterior(model, &xf);
+            let (fnew, gn) = eval(&to_f32(&xn));
             if fnew.is_finite() && fnew <= f + 1e-4 * t * slope {
-                accepted = Some((xn, xf, fnew));
+                accepted = Some((xn, fnew, gn));
                 break;
             }
             t *= 0.5;
         }
-        let Some((xn, xf, fnew)) = accepted else {
+        let Some((xn, fnew, gn)) = accepted else {
             break;
         };
-        let gn: Vec<f64> = grad_log_posterior(model, &xf).iter().map(|v| -v).collect();
         if !gn.iter().all(|v| v.is_finite()) {
             break;
         }
@@ -159,33 +396,35 @@ pub fn find_mode(model: &dyn ModelSync, start: &[f32]) -> Result<Mode, String> {
         x = xn;
         f = fnew;
         g = gn;
-        if dot(&s, &y) > 1e-12 * dot(&y, &y).sqrt() * dot(&s, &s).sqrt() {
-            s_hist.push(s);
-            y_hist.push(y);
-            if s_hist.len() > 10 {
-                s_hist.remove(0);
-                y_hist.remove(0);
-            }
-        }
+        history.push(s, y);
         if improvement <= 1e-10 * (1.0 + f.abs()) {
             break;
         }
     }
-    Ok(Mode {
+    let mode = Mode {
         theta: to_f32(&x),
         log_post: -f,
         iterations,
-    })
+        passes,
+    };
+    Ok((mode, history))
 }
 
 /// The precision `P = Σᵢ gᵢgᵢᵀ + diag(prior)` at `theta` (`gᵢ = ∇log p(xᵢ|θ)`): the
 /// lower triangle of the `d × d` matrix (row-major) up to [`MAX_DENSE_METRIC`]
-/// parameters, its diagonal above.
+/// parameters, its diagonal above. The sum is over the warm-up's subsample of rows
+/// ([`Rows::warmup`]), scaled to all of them.
 pub fn precision(model: &dyn ModelSync, theta: &[f32], prior: &[f64]) -> Vec<f64> {
+    precision_on(model, theta, prior, &Rows::warmup(model.len()))
+}
+
+/// [`precision`] with the sum over `rows`, scaled to all of them.
+fn precision_on(model: &dyn ModelSync, theta: &[f32], prior: &[f64], rows: &Rows) -> Vec<f64> {
     let d = model.dim();
     let dense = d <= MAX_DENSE_METRIC;
     let size = if dense { d * d } else { d };
-    let parts: Vec<Vec<f64>> = chunks(model.len())
+    let parts: Vec<Vec<f64>> = rows
+        .chunks
         .par_iter()
         .map(|rows| {
             let mut f = vec![0.0f64; size];
@@ -218,7 +457,7 @@ pub fn precision(model: &dyn ModelSync, theta: &[f32], prior: &[f64]) -> Vec<f64
     let mut p = vec![0.0f64; size];
     for part in &parts {
         for (a, b) in p.iter_mut().zip(part) {
-            *a += b;
+            *a += rows.scale * b;
         }
     }
     for (j, &pj) in prior.iter().enumerate().take(d) {

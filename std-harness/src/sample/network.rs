@@ -510,6 +510,7 @@ pub fn run(
                 step_size: last_eps,
                 alpha: f64::NAN,
                 mode_iterations: 0,
+                mode_passes: 0.0,
                 mode_log_posterior: f64::NAN,
                 steps: proto.burn_in,
                 converged: false,

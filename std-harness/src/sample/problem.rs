@@ -10,6 +10,7 @@ use sgld::models::{
 
 use super::config::{ModelKind, NetOutput, SampleConfig};
 use super::network::{self, Scaling};
+use super::output::{DataFile, DataFiles};
 use crate::data::{self, Dataset, Features, Format};
 use crate::spec::PriorSpec;
 
@@ -19,6 +20,8 @@ pub struct Problem {
     pub train: Dataset,
     /// Test data aligned with the training features.
     pub test: Option<Dataset>,
+    /// The data files read, with their sha256.
+    pub files: DataFiles,
     /// What loading found worth a warning (a LIBSVM test file's unknown features).
     pub warnings: Vec<String>,
     /// Parameter names.
@@ -72,25 +75,40 @@ impl Problem {
     /// Loads and checks the data for `cfg`.
     pub fn load(cfg: &SampleConfig) -> Result<Problem, String> {
         let fmt = cfg.format.unwrap_or_else(|| Format::from_path(&cfg.train));
-        let load = |p: &Path| -> Result<Dataset, String> {
-            match cfg.model {
-                ModelKind::Gmm => load_one_column(p, fmt, cfg.target.as_deref()),
-                _ => data::load(p, Some(fmt), cfg.target.as_deref()).map_err(|e| e.to_string()),
-            }
+        let load = |p: &Path| -> Result<(Dataset, DataFile), String> {
+            let (data, sha256) = match cfg.model {
+                ModelKind::Gmm => load_one_column(p, fmt, cfg.target.as_deref())?,
+                _ => data::load_hashed(p, Some(fmt), cfg.target.as_deref())
+                    .map_err(|e| e.to_string())?,
+            };
+            let path = p.display().to_string();
+            Ok((data, DataFile { path, sha256 }))
         };
-        let mut train = load(&cfg.train)?;
+        let (mut train, train_file) = load(&cfg.train)?;
         let mut warnings = Vec::new();
-        let mut test = match cfg.test.as_deref() {
+        let (mut test, test_file) = match cfg.test.as_deref() {
             // CSV test columns are matched to the training columns by name, the response
             // too (the training file's `--target`, or its last column).
             Some(p) if fmt == Format::Csv && cfg.model != ModelKind::Gmm => {
                 let target = data::csv_table::target_name(&cfg.train, cfg.target.as_deref())
                     .map_err(|e| e.to_string())?;
-                let t = data::load(p, Some(fmt), Some(&target)).map_err(|e| e.to_string())?;
-                Some(t.match_columns(&train.names, p)?)
+                let (t, sha256) =
+                    data::load_hashed(p, Some(fmt), Some(&target)).map_err(|e| e.to_string())?;
+                let file = DataFile {
+                    path: p.display().to_string(),
+                    sha256,
+                };
+                (Some(t.match_columns(&train.names, p)?), Some(file))
             }
-            Some(p) => Some(load(p)?),
-            None => None,
+            Some(p) => {
+                let (t, file) = load(p)?;
+                (Some(t), Some(file))
+            }
+            None => (None, None),
+        };
+        let files = DataFiles {
+            train: train_file,
+            test: test_file,
         };
         if let (Some(t), Some(p)) = (test.take(), cfg.test.as_deref()) {
             let t = if fmt == Format::Libsvm {
@@ -237,6 +255,7 @@ impl Problem {
         Ok(Problem {
             train,
             test,
+            files,
             warnings,
             names,
             prior,
@@ -289,7 +308,11 @@ impl Problem {
     }
 }
 
-fn load_one_column(path: &Path, fmt: Format, target: Option<&str>) -> Result<Dataset, String> {
+fn load_one_column(
+    path: &Path,
+    fmt: Format,
+    target: Option<&str>,
+) -> Result<(Dataset, String), String> {
     if fmt != Format::Csv {
         return Err(format!(
             "{}: --model gmm reads a one-column CSV",
@@ -313,12 +336,15 @@ fn load_one_column(path: &Path, fmt: Format, target: Option<&str>) -> Result<Dat
         }
     };
     let y: Vec<f32> = values.chunks_exact(header.len()).map(|r| r[col]).collect();
-    Ok(Dataset {
+    let sha256 = data::chunked::sha256_file(path)
+        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    let data = Dataset {
         features: Features::Dense { x: vec![], d: 0 },
         y,
         names: vec![],
         lines,
-    })
+    };
+    Ok((data, sha256))
 }
 
 /// Runs `f` with the model of `problem` (the models borrow the problem's data).
@@ -570,6 +596,13 @@ mod tests {
                 .map(|i| if i % 3 == 0 { -1.0 } else { 1.0 })
                 .collect();
             let problem = Problem {
+                files: DataFiles {
+                    train: DataFile {
+                        path: "rows".into(),
+                        sha256: String::new(),
+                    },
+                    test: None,
+                },
                 warnings: vec![],
                 train: Dataset {
                     features: Features::SparseBinary {

@@ -59,6 +59,7 @@ impl Laplace {
                 theta: start.to_vec(),
                 log_post: f64::NAN,
                 iterations: 0,
+                passes: 0.0,
             },
             metric: MetricStore::Diagonal(vec![1.0; d]),
             precision_factor: None,
@@ -278,8 +279,11 @@ pub struct WarmupSummary {
     pub step_size: f64,
     /// α of eq. 10 at that step, measured at the chains' last states (largest).
     pub alpha: f64,
-    /// L-BFGS iterations of the mode search.
+    /// L-BFGS iterations of the mode search on all rows (after those on a subsample).
     pub mode_iterations: u32,
+    /// The rows the mode search read, in passes over the whole data set: it starts on a
+    /// subsample of large data, so this does not grow with N.
+    pub mode_passes: f64,
     /// The log posterior at the mode estimate.
     pub mode_log_posterior: f64,
     /// Warm-up steps per chain (never summarised).

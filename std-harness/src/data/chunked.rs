@@ -1,0 +1,347 @@
+//! Text files at disk speed: a file read once in blocks of whole lines, each block's lines
+//! parsed in parallel pieces, and the file's sha256 computed beside the parse in the same
+//! pass. Memory is one block and what the parse keeps, not the file.
+
+use std::io::Read;
+use std::path::Path;
+
+use rayon::prelude::*;
+use sha2::{Digest, Sha256};
+
+use super::DataError;
+
+/// Bytes read at a time (a line longer than this grows the block).
+pub const BLOCK: usize = 16 << 20;
+
+/// Bytes below which a block is parsed as one piece.
+const MIN_PIECE: usize = 256 << 10;
+
+/// Reads `path` in blocks of whole lines and calls `parse(block, first_line)` on each in
+/// file order, `first_line` being the 1-based line number of the block's first line; the
+/// last line need not end in a newline. Returns the file's sha256 (lowercase hex), hashed
+/// on another thread while `parse` runs.
+pub fn read_blocks<E: Send>(
+    path: &Path,
+    mut parse: impl FnMut(&[u8], usize) -> Result<(), E> + Send,
+    io_error: impl Fn(DataError) -> E,
+) -> Result<String, E> {
+    let cannot = |e: std::io::Error| io_error(DataError::new(path, 0, format!("cannot read: {e}")));
+    let mut file = std::fs::File::open(path).map_err(cannot)?;
+    let mut hasher = Sha256::new();
+    let mut buf: Vec<u8> = Vec::new();
+    let mut line = 1usize;
+    loop {
+        let carried = buf.len();
+        let want = carried + BLOCK.max(carried);
+        buf.resize(want, 0);
+        let got = fill(&mut file, &mut buf[carried..]).map_err(cannot)?;
+        buf.truncate(carried + got);
+        let eof = carried + got < want;
+        let end = if eof {
+            buf.len()
+        } else {
+            match memchr::memrchr(b'\n', &buf) {
+                Some(i) => i + 1,
+                // One line longer than the block: read on.
+                None => {
+                    hasher.update(&buf[carried..]);
+                    continue;
+                }
+            }
+        };
+        let (fresh, block) = (&buf[carried..], &buf[..end]);
+        let (_, parsed) = rayon::join(|| hasher.update(fresh), || parse(block, line));
+        parsed?;
+        line += memchr::memchr_iter(b'\n', block).count();
+        buf.drain(..end);
+        if eof {
+            break;
+        }
+    }
+    Ok(super::registry::hex(&hasher.finalize()))
+}
+
+/// Reads until `buf` is full or the file ends; the bytes read.
+fn fill(file: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match file.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(k) => got += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
+/// Splits `block` (whole lines) into pieces of whole lines, one or more per thread, and
+/// runs `f(piece, first_line)` on them in parallel; the results in order, or the error of
+/// the earliest piece that failed.
+pub fn par_pieces<T: Send, E: Send>(
+    block: &[u8],
+    first_line: usize,
+    f: impl Fn(&[u8], usize) -> Result<T, E> + Sync,
+) -> Result<Vec<T>, E> {
+    let want = (rayon::current_num_threads() * 2).clamp(1, block.len() / MIN_PIECE + 1);
+    let mut pieces = Vec::with_capacity(want);
+    let mut start = 0;
+    for k in 1..want {
+        let at = (block.len() * k / want).max(start);
+        let end = match memchr::memchr(b'\n', &block[at..]) {
+            Some(i) => at + i + 1,
+            None => block.len(),
+        };
+        if end > start {
+            pieces.push(&block[start..end]);
+            start = end;
+        }
+    }
+    if start < block.len() {
+        pieces.push(&block[start..]);
+    }
+    let newlines: Vec<usize> = pieces
+        .par_iter()
+        .map(|p| memchr::memchr_iter(b'\n', p).count())
+        .collect();
+    let firsts: Vec<usize> = newlines
+        .iter()
+        .scan(first_line, |l, n| {
+            let this = *l;
+            *l += n;
+            Some(this)
+        })
+        .collect();
+    pieces
+        .par_iter()
+        .zip(firsts)
+        .map(|(p, l)| f(p, l))
+        .collect()
+}
+
+/// The lines of `piece` numbered from `first_line`, without their line ending (`\n` or
+/// `\r\n`).
+pub fn numbered_lines(piece: &[u8], first_line: usize) -> impl Iterator<Item = (usize, &[u8])> {
+    let piece = piece.strip_suffix(b"\n").unwrap_or(piece);
+    piece
+        .split(|&b| b == b'\n')
+        .enumerate()
+        .map(move |(k, l)| (first_line + k, l.strip_suffix(b"\r").unwrap_or(l)))
+}
+
+/// A finite f32 from ASCII text, surrounding whitespace allowed.
+pub fn finite_f32(text: &[u8]) -> Option<f32> {
+    fast_float2::parse::<f32, _>(text.trim_ascii())
+        .ok()
+        .filter(|v| v.is_finite())
+}
+
+/// The first cell of `row` (up to a comma or the end) as a finite f32, surrounding
+/// whitespace allowed, and what follows its comma; `None` when the cell is not a finite
+/// number. One pass: the number is parsed where it starts and must end the cell.
+pub fn next_f32(row: &[u8]) -> Option<(f32, &[u8])> {
+    let row = row.trim_ascii_start();
+    let (v, used) = match short_decimal(row) {
+        Some(parsed) => parsed,
+        None => fast_float2::parse_partial::<f32, _>(row).ok()?,
+    };
+    let rest = row[used..].trim_ascii_start();
+    let rest = match rest.split_first() {
+        None => rest,
+        Some((b',', after)) => after,
+        Some(_) => return None,
+    };
+    v.is_finite().then_some((v, rest))
+}
+
+/// Powers of ten exact in f32 (`5¹⁰ < 2²⁴`).
+const POW10: [f32; 11] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10];
+
+/// Clinger's fast path for what numeric exports mostly write: `[±]digits[.digits]`
+/// with at most seven significant digits (`m < 2²⁴`) and at most ten after the point.
+/// Then `m` and `10ᵏ` are exact in f32 and one division rounds correctly, as the full
+/// parser would; anything else (`None`) goes to it. The value and the bytes used.
+fn short_decimal(s: &[u8]) -> Option<(f32, usize)> {
+    let (neg, mut i) = match s.first() {
+        Some(b'-') => (true, 1),
+        Some(b'+') => (false, 1),
+        _ => (false, 0),
+    };
+    let (mut m, mut digits, mut scale) = (0u32, 0u32, 0usize);
+    let mut point = false;
+    while let Some(&c) = s.get(i) {
+        match c {
+            b'0'..=b'9' => {
+                m = m.checked_mul(10)?.checked_add((c - b'0') as u32)?;
+                digits += 1;
+                scale += point as usize;
+            }
+            b'.' if !point => point = true,
+            b'e' | b'E' | b'_' => return None,
+            _ => break,
+        }
+        i += 1;
+    }
+    if digits == 0 || m >= 1 << 24 || scale >= POW10.len() {
+        return None;
+    }
+    let v = m as f32 / POW10[scale];
+    Some((if neg { -v } else { v }, i))
+}
+
+/// The sha256 (lowercase hex) of a file, read in blocks.
+pub fn sha256_file(path: &Path) -> std::io::Result<String> {
+    let mut file = std::fs::File::open(path)?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let got = fill(&mut file, &mut buf)?;
+        hasher.update(&buf[..got]);
+        if got < buf.len() {
+            return Ok(super::registry::hex(&hasher.finalize()));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn blocks_of(text: &[u8]) -> (Vec<(usize, Vec<u8>)>, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f.txt");
+        std::fs::write(&p, text).unwrap();
+        let mut seen = Vec::new();
+        let sha = read_blocks(
+            &p,
+            |b: &[u8], l| {
+                seen.push((l, b.to_vec()));
+                Ok::<(), DataError>(())
+            },
+            |e| e,
+        )
+        .unwrap();
+        assert_eq!(sha, sha256_file(&p).unwrap());
+        (seen, sha)
+    }
+
+    #[test]
+    fn blocks_are_whole_lines_and_the_hash_is_the_files() {
+        let (seen, sha) = blocks_of(b"a,b\n1,2\n3,4");
+        assert_eq!(seen, vec![(1, b"a,b\n1,2\n3,4".to_vec())]);
+        assert_eq!(
+            sha,
+            super::super::registry::hex(&Sha256::digest(b"a,b\n1,2\n3,4"))
+        );
+        // Larger than a block: every block but the last ends in a newline, and the lines
+        // are numbered on.
+        let line = b"0.125,-3.5,7\n";
+        let text: Vec<u8> = line.repeat(BLOCK / line.len() * 2 + 7);
+        let (seen, _) = blocks_of(&text);
+        assert!(seen.len() >= 2);
+        let mut next = 1;
+        for (l, b) in &seen {
+            assert_eq!(*l, next);
+            assert!(b.ends_with(b"\n"));
+            next += b.iter().filter(|&&c| c == b'\n').count();
+        }
+        assert_eq!(seen.iter().map(|(_, b)| b.len()).sum::<usize>(), text.len());
+    }
+
+    #[test]
+    fn a_line_longer_than_a_block_is_kept_whole() {
+        let mut text = vec![b'7'; BLOCK + 10];
+        text.extend_from_slice(b"\n1\n");
+        let (seen, _) = blocks_of(&text);
+        assert_eq!(seen.len(), 1);
+        assert_eq!(seen[0].1.len(), text.len());
+    }
+
+    #[test]
+    fn pieces_cover_the_block_with_their_line_numbers() {
+        let text: Vec<u8> = (0..100_000)
+            .flat_map(|i| format!("{i}\r\n").into_bytes())
+            .collect();
+        let got = par_pieces(&text, 1, |p, l| {
+            Ok::<_, ()>(numbered_lines(p, l).map(|(l, s)| (l, s.to_vec())).collect())
+        })
+        .unwrap();
+        let all: Vec<(usize, Vec<u8>)> = got.into_iter().flat_map(|v: Vec<_>| v).collect();
+        assert_eq!(all.len(), 100_000);
+        for (k, (l, s)) in all.iter().enumerate() {
+            assert_eq!(*l, k + 1);
+            assert_eq!(s, k.to_string().as_bytes());
+        }
+        // The earliest failing piece's error wins.
+        let err = par_pieces(&text, 1, |p, l| {
+            match numbered_lines(p, l).find(|(_, s)| s == b"70000" || s == b"90000") {
+                Some((l, _)) => Err(l),
+                None => Ok(()),
+            }
+        });
+        assert_eq!(err, Err(70_001));
+    }
+
+    #[test]
+    fn the_fast_path_rounds_as_std_does() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..200_000 {
+            let r = next();
+            let digits = 1 + (r % 7) as usize;
+            let m = (r >> 8) % 10u64.pow(digits as u32);
+            let point = ((r >> 40) % 12) as usize;
+            let text = format!("{m:0digits$}");
+            let text = if point < text.len() {
+                format!(
+                    "{}{}.{}",
+                    if r & 1 == 1 { "-" } else { "" },
+                    &text[..text.len() - point],
+                    &text[text.len() - point..]
+                )
+            } else {
+                text
+            };
+            let std: f32 = text.parse().unwrap();
+            assert_eq!(
+                next_f32(text.as_bytes()).map(|(v, _)| v),
+                Some(std),
+                "{text}"
+            );
+        }
+        // Long or exponent forms go to the full parser, with the same result.
+        for text in ["123456789", "1.2345678e3", "0.000000000001", "-.5", "7."] {
+            let std: f32 = text.parse().unwrap();
+            assert_eq!(
+                next_f32(text.as_bytes()).map(|(v, _)| v),
+                Some(std),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn numbers_parse_as_std_does() {
+        for s in ["1", "-2.5", "+3", " 4e-3 ", ".5", "5.", "1E5", "0x1"] {
+            let std = s.trim().parse::<f32>().ok().filter(|v| v.is_finite());
+            assert_eq!(finite_f32(s.as_bytes()), std, "{s}");
+        }
+        for s in ["", "inf", "NaN", "1e99", "foo", "1,2"] {
+            assert_eq!(finite_f32(s.as_bytes()), None, "{s}");
+        }
+        // Cells of a row, one at a time.
+        let (v, rest) = next_f32(b" 1.5 ,-2,3e1").unwrap();
+        assert_eq!((v, rest), (1.5, &b"-2,3e1"[..]));
+        let (v, rest) = next_f32(rest).unwrap();
+        assert_eq!((v, rest), (-2.0, &b"3e1"[..]));
+        assert_eq!(next_f32(rest), Some((30.0, &b""[..])));
+        for bad in [&b"1x,2"[..], b"1 2,3", b",1", b"", b"nan,1", b"1e,2"] {
+            assert_eq!(next_f32(bad), None, "{:?}", String::from_utf8_lossy(bad));
+        }
+    }
+}
