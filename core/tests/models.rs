@@ -268,7 +268,7 @@ fn logistic_bits_match_index_rows() {
 /// the end, `usize::MAX`) is taken without a panic.
 #[test]
 fn gradient_and_value_together_equal_the_two_calls_bit_for_bit() {
-    // The fused pass of the bitmap rows, the default of the others; batches that end
+    // The fused passes of the bitmap and dense rows, the default of the others; batches that end
     // inside a chunk of sixteen, an index past the end (skipped by both).
     let (n, d) = (53, 124);
     let (offsets, idx, y) = binary_rows(n, d, 13);
@@ -279,7 +279,9 @@ fn gradient_and_value_together_equal_the_two_calls_bit_for_bit() {
     let bits = LogisticBits::new(BitRows::new(&words, d).unwrap(), &y, prior).unwrap();
     let theta = grid(&normals(d, 14));
     let all: Vec<usize> = (0..n).collect();
-    let models: [&dyn Model; 2] = [&bits, &sparse];
+    let x = normals(n * d, 15);
+    let dense = LogisticDense::new(&x, &y, d, prior).unwrap();
+    let models: [&dyn Model; 3] = [&bits, &sparse, &dense];
     for (k, m) in models.into_iter().enumerate() {
         for batch in [&all[..], &all[..17], &[5, 5, 52, n][..], &[][..]] {
             let (mut g1, mut g2) = (vec![0.5f32; d], vec![0.5f32; d]);

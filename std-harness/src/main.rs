@@ -94,18 +94,25 @@ struct SampleArgs {
     /// The model.
     #[arg(long, value_enum)]
     model: ModelKind,
-    /// Training data (LIBSVM or headed CSV).
+    /// Training data (LIBSVM, headed CSV, or a 2-D NumPy .npy array).
     #[arg(long)]
     train: PathBuf,
     /// Test data, in the same format.
     #[arg(long)]
     test: Option<PathBuf>,
-    /// File format (default: .csv is CSV, anything else LIBSVM).
+    /// File format (default: .csv is CSV, .npy NumPy, anything else LIBSVM).
     #[arg(long, value_enum)]
     format: Option<Format>,
-    /// The CSV response column (default: the last column).
+    /// The response column (default: the last): a CSV column's name, a .npy column's
+    /// 0-based index.
     #[arg(long)]
     target: Option<String>,
+    /// A .npy file of the training labels (1-D), when they are not a column of --train.
+    #[arg(long)]
+    labels: Option<PathBuf>,
+    /// A .npy file of the test labels, with --labels.
+    #[arg(long, requires = "labels")]
+    test_labels: Option<PathBuf>,
     /// laplace:SCALE | gaussian:VAR | nig:V,PHI,PSI (default: laplace:1 for logistic, nig:100,1,1 for linreg).
     #[arg(long)]
     prior: Option<PriorSpec>,
@@ -251,6 +258,20 @@ enum DataCommand {
         /// The data set's name (see `sgld data list`).
         name: String,
     },
+    /// Convert a CSV or LIBSVM file to one float32 NumPy .npy matrix, the response its
+    /// last column (`sgld sample --format npy` reads it without parsing text).
+    Convert {
+        /// The data file.
+        input: PathBuf,
+        /// The .npy file to write.
+        output: PathBuf,
+        /// The input's format (default: by extension).
+        #[arg(long, value_enum)]
+        format: Option<Format>,
+        /// The CSV response column (default: the last).
+        #[arg(long)]
+        target: Option<String>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -277,6 +298,8 @@ fn config(a: SampleArgs, sampler: SamplerKind) -> Result<SampleConfig, String> {
         test: a.test,
         format: a.format,
         target: a.target,
+        labels: a.labels,
+        test_labels: a.test_labels,
         prior: a.prior,
         no_bias: a.no_bias,
         batch: a.batch.0,
@@ -430,6 +453,32 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                             }
                         }
                     }
+                    Ok(ExitCode::SUCCESS)
+                }
+                DataCommand::Convert {
+                    input,
+                    output,
+                    format,
+                    target,
+                } => {
+                    if output.extension().is_none_or(|e| e != "npy") {
+                        return Err(format!("{}: the output is a .npy file", output.display()));
+                    }
+                    let d =
+                        data::load(&input, format, target.as_deref()).map_err(|e| e.to_string())?;
+                    let (rows, cols) = data::npy::write_dataset(&output, &d)?;
+                    sgld_harness::out!(
+                        "wrote {}: {rows} x {cols} float32, columns {} and the response last",
+                        output.display(),
+                        match d.names.len() {
+                            0..=6 => d.names.join(", "),
+                            k => format!(
+                                "{}, …, {} ({k} features)",
+                                d.names[..3].join(", "),
+                                d.names[k - 1]
+                            ),
+                        }
+                    );
                     Ok(ExitCode::SUCCESS)
                 }
                 DataCommand::Fetch { name } => {

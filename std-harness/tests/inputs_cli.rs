@@ -143,3 +143,137 @@ fn a_stopped_run_records_the_steps_that_ran_and_one_row_samples() {
     ]);
     assert_eq!(summary(&out)["steps"].as_u64(), Some(10_000));
 }
+
+/// The draws of a run, without the header (the column names differ between formats).
+fn draw_rows(out: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(out.join("draws.csv")).unwrap();
+    text.lines().skip(1).map(str::to_string).collect()
+}
+
+#[test]
+fn npy_data_sample_as_the_csv_they_came_from() {
+    // `sgld data convert` writes the CSV's values as a .npy matrix; sampling it, with the
+    // response as its last column or as a labels file, gives the CSV run's draws, bit for
+    // bit, under the columns' indices.
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name);
+    let z = normals(600, 31);
+    let rows: Vec<Vec<f32>> = (0..200)
+        .map(|k| {
+            let (a, b) = (z[3 * k], z[3 * k + 1]);
+            vec![
+                a,
+                b,
+                if a - 0.5 * b + z[3 * k + 2] > 0.0 {
+                    1.0
+                } else {
+                    0.0
+                },
+            ]
+        })
+        .collect();
+    write_csv(&p("d.csv"), &["a", "b", "y"], &rows);
+    let s = |x: &Path| x.to_str().unwrap().to_string();
+    let said = run_ok(&["data", "convert", &s(&p("d.csv")), &s(&p("d.npy"))]);
+    assert!(said.contains("200 x 3 float32"), "{said}");
+    let sample = |train: &str, extra: &[&str], out: &str| {
+        let mut args = vec![
+            "sample", "--model", "logistic", "--train", train, "--out", out,
+        ];
+        args.extend_from_slice(extra);
+        run_ok(&args)
+    };
+    sample(&s(&p("d.csv")), &[], &s(&p("csv")));
+    sample(&s(&p("d.npy")), &[], &s(&p("npy")));
+    assert_eq!(draw_rows(&p("csv")), draw_rows(&p("npy")));
+    let names = summary(&p("npy"));
+    assert_eq!(
+        common::param_names(&names),
+        vec!["beta[0]", "beta[1]", "bias"]
+    );
+    // The labels in a file of their own (the design's last column is then a feature:
+    // here the design is the CSV's first two columns).
+    let ab: Vec<f32> = rows.iter().flat_map(|r| [r[0], r[1]]).collect();
+    let y: Vec<f32> = rows.iter().map(|r| r[2]).collect();
+    write_npy(&p("x.npy"), &ab, 200, 2);
+    write_npy(&p("y.npy"), &y, 200, 0);
+    sample(
+        &s(&p("x.npy")),
+        &["--labels", &s(&p("y.npy"))],
+        &s(&p("lab")),
+    );
+    assert_eq!(draw_rows(&p("csv")), draw_rows(&p("lab")));
+}
+
+/// A little-endian f32 .npy of `rows × cols` (`cols` 0: a 1-D array).
+fn write_npy(path: &Path, values: &[f32], rows: usize, cols: usize) {
+    let shape = if cols == 0 {
+        format!("({rows},)")
+    } else {
+        format!("({rows}, {cols})")
+    };
+    let dict = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': {shape}, }}\n");
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(dict.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(dict.as_bytes());
+    for v in values {
+        bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    std::fs::write(path, bytes).unwrap();
+}
+
+#[test]
+fn bad_npy_inputs_are_one_line_errors_that_write_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name);
+    let x: Vec<f32> = (0..40).map(|k| (k % 7) as f32 - 3.0).collect();
+    write_npy(&p("x.npy"), &x, 20, 2);
+    let mut truncated = std::fs::read(p("x.npy")).unwrap();
+    truncated.truncate(truncated.len() - 6);
+    std::fs::write(p("short.npy"), truncated).unwrap();
+    write_npy(&p("y19.npy"), &[1.0; 19], 19, 0);
+    let s = |x: &Path| x.to_str().unwrap().to_string();
+    let cases: [(Vec<String>, &str); 4] = [
+        (vec!["--train".into(), s(&p("short.npy"))], "truncated"),
+        (
+            vec![
+                "--train".into(),
+                s(&p("x.npy")),
+                "--labels".into(),
+                s(&p("y19.npy")),
+            ],
+            "19 labels for a design of 20 rows",
+        ),
+        (
+            vec![
+                "--train".into(),
+                s(&p("x.npy")),
+                "--target".into(),
+                "a".into(),
+            ],
+            "0-based column index",
+        ),
+        (
+            vec![
+                "--train".into(),
+                s(&p("x.npy")),
+                "--target".into(),
+                "5".into(),
+            ],
+            "columns 0 to 1",
+        ),
+    ];
+    for (k, (args, what)) in cases.iter().enumerate() {
+        let out = p(&format!("out{k}"));
+        let o = common::sgld()
+            .args(["sample", "--model", "linreg", "--out", &s(&out)])
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains(what), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(!out.join("draws.csv").exists() && !out.join("summary.json").exists());
+    }
+}

@@ -96,6 +96,19 @@ impl<P: Prior> Model for LogisticDense<'_, P> {
             })
             .sum()
     }
+    /// One read of each row: its margin gives both terms.
+    fn add_log_lik_grad_and_value(&self, theta: &[f32], batch: &[usize], grad: &mut [f32]) -> f64 {
+        // −0.0, where `Iterator::sum` of floats starts: an empty batch gives its bits.
+        let mut sum = -0.0f64;
+        for &i in batch {
+            let Some(&y) = self.y.get(i) else { continue };
+            let row = self.row(i);
+            let m = y * imp::dot(row, theta);
+            sum += log_sigmoid(m) as f64;
+            imp::axpy(y * sigmoid(-m), row, grad);
+        }
+        sum
+    }
 }
 
 /// Sparse binary rows in compressed-row form: row `i` has value 1 at the feature indices

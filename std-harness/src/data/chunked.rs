@@ -62,7 +62,7 @@ pub fn read_blocks<E: Send>(
 }
 
 /// Reads until `buf` is full or the file ends; the bytes read.
-fn fill(file: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
+pub(crate) fn fill(file: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
     let mut got = 0;
     while got < buf.len() {
         match file.read(&mut buf[got..]) {

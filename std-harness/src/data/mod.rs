@@ -5,6 +5,7 @@ pub mod chunked;
 pub mod csv_table;
 pub mod fetch;
 pub mod libsvm;
+pub mod npy;
 pub mod registry;
 
 use std::fmt;
@@ -342,8 +343,9 @@ impl Dataset {
     }
 }
 
-/// Reads a data file in the given format (`None`: by extension, `.csv` is CSV, anything
-/// else LIBSVM). `target` names the CSV response column (default: the last column).
+/// Reads a data file in the given format (`None`: by extension, `.csv` is CSV, `.npy`
+/// NumPy, anything else LIBSVM). `target` names the response column (default: the
+/// last): a CSV column's name, a `.npy` column's 0-based index.
 pub fn load(
     path: &Path,
     format: Option<Format>,
@@ -362,6 +364,22 @@ pub fn load_hashed(
     match format {
         Format::Libsvm => libsvm::read_hashed(path),
         Format::Csv => csv_table::read_hashed(path, target),
+        Format::Npy => {
+            let column = target
+                .map(|t| {
+                    t.parse().map_err(|_| {
+                        DataError::new(
+                            path,
+                            0,
+                            format!(
+                                "--target {t:?}: a .npy design's response is a 0-based column index"
+                            ),
+                        )
+                    })
+                })
+                .transpose()?;
+            npy::read_hashed(path, npy::Response::Column(column))
+        }
     }
 }
 
@@ -372,13 +390,17 @@ pub enum Format {
     Libsvm,
     /// Comma-separated values with a header line.
     Csv,
+    /// A NumPy `.npy` array: a 2-D design, the response one of its columns or a labels
+    /// file of its own.
+    Npy,
 }
 
 impl Format {
-    /// `.csv` is CSV, anything else LIBSVM.
+    /// `.csv` is CSV, `.npy` NumPy, anything else LIBSVM.
     pub fn from_path(path: &Path) -> Format {
         match path.extension().and_then(|e| e.to_str()) {
             Some(e) if e.eq_ignore_ascii_case("csv") => Format::Csv,
+            Some(e) if e.eq_ignore_ascii_case("npy") => Format::Npy,
             _ => Format::Libsvm,
         }
     }

@@ -99,6 +99,7 @@ pub fn run(
     let (lam_plain, lam_cv) = if always_full {
         (0.0, 0.0)
     } else {
+        bars.stage("warm-up: the gradient noise of mini-batches at four points");
         let (plain, cv) = rayon::join(
             || lambda_of(&metric, &probes, None),
             || lambda_of(&metric, &probes, Some(mode)),
@@ -130,6 +131,7 @@ pub fn run(
     };
     let centre = cv.then_some(mode.as_slice());
     let first_eps = step(if cv { lam_cv } else { lam_plain });
+    bars.stage("warm-up: rounds of SGLD until the chains agree");
 
     let mut cv_buf = Vec::new();
     let estimator = Estimator::new(model, centre, &mut cv_buf)?;
@@ -321,6 +323,7 @@ pub fn run(
         .min(warm.max(min_block))
         .max(min_block);
         let mut run = |chains: &mut [Chain], len: u64| run_stretch(chains, &metric, eps, len, thin);
+        bars.stage("sampling to the target ESS");
         let (s, more) = sample_to_target(cfg, &mut chains, d, first, min_block, budget, &mut run)?;
         sampled = s;
         notes.extend(more);

@@ -189,8 +189,12 @@ pub struct SampleConfig {
     pub test: Option<PathBuf>,
     /// File format (default by extension).
     pub format: Option<Format>,
-    /// CSV response column.
+    /// The response column: a CSV column's name, or a `.npy` design's column index.
     pub target: Option<String>,
+    /// A `.npy` labels file for the training design (instead of one of its columns).
+    pub labels: Option<PathBuf>,
+    /// A `.npy` labels file for the test design.
+    pub test_labels: Option<PathBuf>,
     /// Prior (default per model).
     pub prior: Option<PriorSpec>,
     /// No bias (intercept) feature (logistic and linreg).
@@ -257,6 +261,8 @@ impl SampleConfig {
             test: None,
             format: None,
             target: None,
+            labels: None,
+            test_labels: None,
             prior: None,
             no_bias: false,
             batch: None,

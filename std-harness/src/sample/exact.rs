@@ -480,6 +480,10 @@ pub fn run(
         BurnIn::Auto => (plan(integrator.warmup()), true),
     };
     let warm_max = (cfg.max_steps / 2).min(MAX_WARMUP);
+    bars.stage(&format!(
+        "warm-up: {} on the whole data set, adapting its step and metric",
+        integrator.name()
+    ));
     let mut warm = 0u64;
     let (mut converged, mut rhat) = (false, f64::NAN);
     let mut last_window = 0u64;
@@ -593,6 +597,7 @@ pub fn run(
     let min_block = ((5.0 * tau).ceil() as u64).max(50);
     let budget = cfg.max_steps.saturating_sub(warm).max(1);
     let first = (warm / 2).max(min_block);
+    bars.stage("sampling to the target ESS");
     let (sampled, more) =
         sample_to_target(cfg, &mut chains, d, first, min_block, budget, &mut run)?;
     notes.extend(more);

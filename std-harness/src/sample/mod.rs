@@ -30,6 +30,7 @@ pub mod network;
 pub mod output;
 pub mod pipeline;
 pub mod problem;
+mod spectrum;
 pub mod warmup;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
@@ -116,9 +117,11 @@ pub struct Sampled {
     pub divergent: Option<u64>,
 }
 
-/// One progress bar per chain, hidden unless asked for.
+/// One progress bar per chain, under a line that says what the run is doing (the
+/// warm-up's stages, then sampling) with the time it has taken; hidden unless asked for.
 pub struct Bars {
     _multi: MultiProgress,
+    stage: ProgressBar,
     bars: Vec<ProgressBar>,
 }
 
@@ -149,6 +152,15 @@ impl Bars {
             },
         )
         .progress_chars("=> ");
+        let stage = multi.add(
+            ProgressBar::new_spinner().with_style(
+                ProgressStyle::with_template("{spinner} {msg} ({elapsed})")
+                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+            ),
+        );
+        if show {
+            stage.enable_steady_tick(std::time::Duration::from_millis(200));
+        }
         let bars = (0..chains)
             .map(|c| {
                 multi.add(
@@ -160,7 +172,21 @@ impl Bars {
             .collect();
         Self {
             _multi: multi,
+            stage,
             bars,
+        }
+    }
+
+    /// Says what the run does now (`warm-up: finding the mode`, …).
+    pub(crate) fn stage(&self, what: &str) {
+        self.stage.set_message(what.to_string());
+    }
+
+    /// Clears every line.
+    fn finish(&self) {
+        self.stage.finish_and_clear();
+        for b in &self.bars {
+            b.finish_and_clear();
         }
     }
 

@@ -242,10 +242,9 @@ pub fn sample_model(target: &Target<'_>, cfg: &SampleConfig) -> Result<Outcome, 
     for c in &mut sampled.chains {
         c.draws.finish()?;
     }
+    bars.stage("diagnostics and output");
     let lp = log_densities(model, &sampled.chains)?;
-    for b in &bars.bars {
-        b.finish_and_clear();
-    }
+    bars.finish();
     let failure = sampled.chains.iter().find_map(|ch| {
         ch.failure
             .as_ref()
@@ -447,6 +446,7 @@ fn chains(target: &Target<'_>, cfg: &SampleConfig, bars: &Bars) -> Result<Run, S
     let prior = target
         .prior_precision
         .map(|p| p as warmup::PriorDiagonal<'_>);
+    bars.stage("warm-up: the mode by L-BFGS and the Laplace approximation");
     let (lap, lap_failed) = match warmup::laplace(prior, model, &start) {
         Ok(l) => (l, None),
         Err(e) if !cfg.adaptive() => (warmup::Laplace::at(&start), Some(e)),

@@ -75,16 +75,24 @@ impl Problem {
     /// Loads and checks the data for `cfg`.
     pub fn load(cfg: &SampleConfig) -> Result<Problem, String> {
         let fmt = cfg.format.unwrap_or_else(|| Format::from_path(&cfg.train));
-        let load = |p: &Path| -> Result<(Dataset, DataFile), String> {
-            let (data, sha256) = match cfg.model {
-                ModelKind::Gmm => load_one_column(p, fmt, cfg.target.as_deref())?,
+        if cfg.labels.is_some() && fmt != Format::Npy {
+            return Err("--labels names the labels of a .npy design (--format npy)".into());
+        }
+        if cfg.labels.is_some() && cfg.test.is_some() != cfg.test_labels.is_some() {
+            return Err("with --labels, --test needs its own --test-labels".into());
+        }
+        let load = |p: &Path, labels: Option<&Path>| -> Result<(Dataset, DataFile), String> {
+            let (data, sha256) = match (cfg.model, labels) {
+                (ModelKind::Gmm, _) => load_one_column(p, fmt, cfg.target.as_deref())?,
+                (_, Some(l)) => data::npy::read_hashed(p, data::npy::Response::File(l))
+                    .map_err(|e| e.to_string())?,
                 _ => data::load_hashed(p, Some(fmt), cfg.target.as_deref())
                     .map_err(|e| e.to_string())?,
             };
             let path = p.display().to_string();
             Ok((data, DataFile { path, sha256 }))
         };
-        let (mut train, train_file) = load(&cfg.train)?;
+        let (mut train, train_file) = load(&cfg.train, cfg.labels.as_deref())?;
         let mut warnings = Vec::new();
         let (mut test, test_file) = match cfg.test.as_deref() {
             // CSV test columns are matched to the training columns by name, the response
@@ -101,7 +109,7 @@ impl Problem {
                 (Some(t.match_columns(&train.names, p)?), Some(file))
             }
             Some(p) => {
-                let (t, file) = load(p)?;
+                let (t, file) = load(p, cfg.test_labels.as_deref())?;
                 (Some(t), Some(file))
             }
             None => (None, None),

@@ -216,11 +216,19 @@ pub fn noise_lambda(
         }
         metric.whiten_grad(&g, row);
     }
+    if m.min(d) > FORMED_SPECTRUM {
+        return Ok(super::spectrum::covariance_lambda_max(&scores, m, d));
+    }
     let mut scratch = vec![0.0f64; threshold_scratch_len(m, d)];
     sampling_threshold(&scores, m, d, 1.0, model.len().max(m), None, &mut scratch)
         .map(|t| t.lambda_max)
         .map_err(|e| format!("the sampling threshold: {e}"))
 }
+
+/// Up to this `min(rows, d)` the noise's covariance is formed and decomposed (eq. 10 as
+/// the core computes it); above, its largest eigenvalue comes from Lanczos
+/// ([`super::spectrum`]), whose cost grows like `rows × d`, not cubically.
+const FORMED_SPECTRUM: usize = 128;
 
 /// The rows the noise is measured on: `min(N, max(1000, 4d))` drawn with `rng`.
 pub fn noise_rows(model: &dyn ModelSync, rng: &mut DefaultRng) -> Vec<usize> {

@@ -1,0 +1,579 @@
+//! NumPy `.npy` arrays (format versions 1–3): a 2-D design, its response one of its
+//! columns (`--target INDEX`, default the last) or a 1-D labels file of its own. Values
+//! of any real dtype NumPy writes (`f4`, `f8`, integers, `bool`, little- or big-endian)
+//! become f32. The file is read once, a block of rows at a time straight into the design,
+//! and hashed in the same pass.
+
+use std::io::{Read, Write};
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+
+use super::{DataError, Dataset, Features};
+
+/// Rows read at a time.
+const BLOCK_BYTES: usize = 8 << 20;
+
+/// An element type.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Dtype {
+    F32,
+    F64,
+    I8,
+    I16,
+    I32,
+    I64,
+    U8,
+    U16,
+    U32,
+    U64,
+    Bool,
+}
+
+impl Dtype {
+    fn size(self) -> usize {
+        match self {
+            Dtype::I8 | Dtype::U8 | Dtype::Bool => 1,
+            Dtype::I16 | Dtype::U16 => 2,
+            Dtype::F32 | Dtype::I32 | Dtype::U32 => 4,
+            Dtype::F64 | Dtype::I64 | Dtype::U64 => 8,
+        }
+    }
+
+    /// The value of one element's bytes.
+    fn value(self, b: &[u8], big: bool) -> f64 {
+        macro_rules! num {
+            ($t:ty, $n:literal) => {{
+                let a: [u8; $n] = b.try_into().expect("sized by the dtype");
+                (if big {
+                    <$t>::from_be_bytes(a)
+                } else {
+                    <$t>::from_le_bytes(a)
+                }) as f64
+            }};
+        }
+        match self {
+            Dtype::F32 => num!(f32, 4),
+            Dtype::F64 => num!(f64, 8),
+            Dtype::I8 => b[0] as i8 as f64,
+            Dtype::U8 => b[0] as f64,
+            Dtype::Bool => (b[0] != 0) as u8 as f64,
+            Dtype::I16 => num!(i16, 2),
+            Dtype::U16 => num!(u16, 2),
+            Dtype::I32 => num!(i32, 4),
+            Dtype::U32 => num!(u32, 4),
+            Dtype::I64 => num!(i64, 8),
+            Dtype::U64 => num!(u64, 8),
+        }
+    }
+}
+
+/// An array's header: element type and byte order, and its shape.
+#[derive(Debug)]
+struct Header {
+    dtype: Dtype,
+    big: bool,
+    shape: Vec<usize>,
+}
+
+/// Reads the header (magic, version, dictionary) from `file`.
+fn header(path: &Path, file: &mut impl Read, hasher: &mut Sha256) -> Result<Header, DataError> {
+    let bad = |what: String| DataError::new(path, 0, what);
+    let mut head = [0u8; 10];
+    file.read_exact(&mut head)
+        .map_err(|_| bad("not a .npy file (shorter than its header)".into()))?;
+    if &head[..6] != b"\x93NUMPY" {
+        return Err(bad("not a .npy file (no \\x93NUMPY magic)".into()));
+    }
+    hasher.update(head);
+    let len = match head[6] {
+        1 => u16::from_le_bytes([head[8], head[9]]) as usize,
+        2 | 3 => {
+            let mut more = [0u8; 2];
+            file.read_exact(&mut more)
+                .map_err(|_| bad("truncated header".into()))?;
+            hasher.update(more);
+            u32::from_le_bytes([head[8], head[9], more[0], more[1]]) as usize
+        }
+        v => return Err(bad(format!(".npy format version {v} is not known"))),
+    };
+    if len > 1 << 20 {
+        return Err(bad(format!("a header of {len} bytes is not a .npy header")));
+    }
+    let mut dict = vec![0u8; len];
+    file.read_exact(&mut dict)
+        .map_err(|_| bad("truncated header".into()))?;
+    hasher.update(&dict);
+    let dict = String::from_utf8_lossy(&dict);
+    let field = |key: &str| -> Option<String> {
+        let at = dict.find(&format!("'{key}'"))? + key.len() + 2;
+        let rest = dict[at..].trim_start().strip_prefix(':')?.trim_start();
+        let end = if rest.starts_with('(') {
+            rest.find(')')? + 1
+        } else {
+            rest.find([',', '}'])?
+        };
+        Some(rest[..end].trim().to_string())
+    };
+    let descr = field("descr").ok_or_else(|| bad("header without 'descr'".into()))?;
+    let descr = descr.trim_matches(|c| c == '\'' || c == '"');
+    let (order, code) = descr.split_at(descr.len().min(1));
+    let big = match order {
+        "<" | "|" | "=" => false,
+        ">" => true,
+        _ => return Err(bad(format!("dtype {descr:?} is not a number type"))),
+    };
+    let dtype = match code {
+        "f4" => Dtype::F32,
+        "f8" => Dtype::F64,
+        "i1" => Dtype::I8,
+        "i2" => Dtype::I16,
+        "i4" => Dtype::I32,
+        "i8" => Dtype::I64,
+        "u1" => Dtype::U8,
+        "u2" => Dtype::U16,
+        "u4" => Dtype::U32,
+        "u8" => Dtype::U64,
+        "b1" => Dtype::Bool,
+        _ => {
+            return Err(bad(format!(
+                "dtype {descr:?} is not read: save the array as float32 or float64"
+            )));
+        }
+    };
+    if field("fortran_order").as_deref() != Some("False") {
+        return Err(bad(
+            "the array is in Fortran order: save np.ascontiguousarray(x) instead".into(),
+        ));
+    }
+    let shape = field("shape").ok_or_else(|| bad("header without 'shape'".into()))?;
+    let shape: Vec<usize> = shape
+        .trim_matches(|c| c == '(' || c == ')')
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse().map_err(|_| bad(format!("shape entry {s:?}"))))
+        .collect::<Result<_, _>>()?;
+    Ok(Header { dtype, big, shape })
+}
+
+/// Opens `path` and reads its header.
+fn open(path: &Path) -> Result<(std::fs::File, Header, Sha256), DataError> {
+    let mut file = std::fs::File::open(path)
+        .map_err(|e| DataError::new(path, 0, format!("cannot read: {e}")))?;
+    let mut hasher = Sha256::new();
+    let h = header(path, &mut file, &mut hasher)?;
+    Ok((file, h, hasher))
+}
+
+/// Reads the `rows × cols` values after the header, a block of rows at a time, handing
+/// `take(first_row, values)` each block's values (row-major, as f32, hashed beside);
+/// checks that the file holds exactly that many bytes. Returns the file's sha256.
+fn read_rows(
+    path: &Path,
+    mut file: std::fs::File,
+    h: &Header,
+    mut hasher: Sha256,
+    rows: usize,
+    cols: usize,
+    mut take: impl FnMut(usize, &[f32]) -> Result<(), DataError>,
+) -> Result<String, DataError> {
+    let size = h.dtype.size();
+    let row_bytes = cols.max(1) * size;
+    let expected = rows
+        .checked_mul(row_bytes)
+        .ok_or_else(|| DataError::new(path, 0, "the shape overflows"))?;
+    let per_block = (BLOCK_BYTES / row_bytes).max(1);
+    let mut buf = vec![0u8; per_block * row_bytes];
+    let mut values = Vec::with_capacity(per_block * cols);
+    let mut done = 0usize;
+    while done < rows {
+        let k = per_block.min(rows - done);
+        let bytes = &mut buf[..k * row_bytes];
+        let got = super::chunked::fill(&mut file, bytes)
+            .map_err(|e| DataError::new(path, 0, format!("cannot read: {e}")))?;
+        if got < bytes.len() {
+            return Err(DataError::new(
+                path,
+                0,
+                format!(
+                    "truncated: {} bytes of data where the shape {:?} needs {expected}",
+                    done * row_bytes + got,
+                    h.shape
+                ),
+            ));
+        }
+        let bytes = &*bytes;
+        rayon::join(
+            || hasher.update(bytes),
+            || {
+                values.clear();
+                match (h.dtype, h.big) {
+                    // The common case without a detour through f64.
+                    (Dtype::F32, false) => values.extend(
+                        bytes
+                            .chunks_exact(4)
+                            .map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes"))),
+                    ),
+                    (t, big) => {
+                        values.extend(bytes.chunks_exact(size).map(|b| t.value(b, big) as f32))
+                    }
+                }
+            },
+        );
+        take(done, &values)?;
+        done += k;
+    }
+    let mut rest = Vec::new();
+    file.read_to_end(&mut rest)
+        .map_err(|e| DataError::new(path, 0, format!("cannot read: {e}")))?;
+    if !rest.is_empty() {
+        return Err(DataError::new(
+            path,
+            0,
+            format!(
+                "{} bytes after the data that the shape {:?} describes",
+                rest.len(),
+                h.shape
+            ),
+        ));
+    }
+    Ok(super::registry::hex(&hasher.finalize()))
+}
+
+/// A finite value, or why not (a row's and a column's 0-based index).
+fn finite(path: &Path, v: f32, row: usize, col: usize) -> Result<f32, DataError> {
+    if v.is_finite() {
+        Ok(v)
+    } else {
+        Err(DataError::new(
+            path,
+            0,
+            format!("row {row}, column {col}: {v} is not a finite f32"),
+        ))
+    }
+}
+
+/// Which values are the response.
+#[derive(Debug, Clone, Copy)]
+pub enum Response<'a> {
+    /// This column of the design (0-based; the last when `None`).
+    Column(Option<usize>),
+    /// A 1-D labels file of as many entries as the design has rows.
+    File(&'a Path),
+}
+
+/// Reads a 2-D `.npy` design and its response. Feature names are the columns' 0-based
+/// indices. Returns the data set and the design file's sha256.
+pub fn read_hashed(path: &Path, response: Response<'_>) -> Result<(Dataset, String), DataError> {
+    let (file, h, hasher) = open(path)?;
+    let (rows, cols) = match h.shape[..] {
+        [r, c] => (r, c),
+        _ => {
+            return Err(DataError::new(
+                path,
+                0,
+                format!(
+                    "shape {:?}: a design is a 2-D array (rows, columns)",
+                    h.shape
+                ),
+            ));
+        }
+    };
+    if rows == 0 {
+        return Err(DataError::new(path, 0, "no data rows"));
+    }
+    let t = match response {
+        Response::Column(None) if cols >= 2 => Some(cols - 1),
+        Response::Column(Some(t)) if t < cols && cols >= 2 => Some(t),
+        Response::Column(Some(t)) if t >= cols => {
+            return Err(DataError::new(
+                path,
+                0,
+                format!("--target {t}: the array has columns 0 to {}", cols - 1),
+            ));
+        }
+        Response::Column(_) => {
+            return Err(DataError::new(
+                path,
+                0,
+                "a target column and at least one feature column are needed",
+            ));
+        }
+        Response::File(_) => None,
+    };
+    let d = cols - t.is_some() as usize;
+    let values = rows
+        .checked_mul(d)
+        .filter(|&v| v <= super::MAX_DENSE_VALUES * 4)
+        .ok_or_else(|| DataError::new(path, 0, format!("{rows} x {d} values are too many")))?;
+    let mut x = Vec::with_capacity(values);
+    let mut y = Vec::with_capacity(if t.is_some() { rows } else { 0 });
+    let sha = read_rows(path, file, &h, hasher, rows, cols, |first, block| {
+        for (k, row) in block.chunks_exact(cols.max(1)).enumerate() {
+            for (j, &v) in row.iter().enumerate() {
+                let v = finite(path, v, first + k, j)?;
+                if Some(j) == t {
+                    y.push(v);
+                } else {
+                    x.push(v);
+                }
+            }
+        }
+        Ok(())
+    })?;
+    if let Response::File(labels) = response {
+        y = read_labels(labels, rows)?;
+    }
+    let names = (0..cols)
+        .filter(|&j| Some(j) != t)
+        .map(|j| j.to_string())
+        .collect();
+    let data = Dataset {
+        features: Features::Dense { x, d },
+        y,
+        names,
+        lines: Vec::new(),
+    };
+    Ok((data, sha))
+}
+
+/// A 1-D labels file (or `(n, 1)`) of `rows` entries.
+fn read_labels(path: &Path, rows: usize) -> Result<Vec<f32>, DataError> {
+    let (file, h, hasher) = open(path)?;
+    let n = match h.shape[..] {
+        [n] | [n, 1] => n,
+        _ => {
+            return Err(DataError::new(
+                path,
+                0,
+                format!("shape {:?}: labels are a 1-D array", h.shape),
+            ));
+        }
+    };
+    if n != rows {
+        return Err(DataError::new(
+            path,
+            0,
+            format!("{n} labels for a design of {rows} rows"),
+        ));
+    }
+    let mut y = Vec::with_capacity(n);
+    read_rows(path, file, &h, hasher, n, 1, |first, block| {
+        for (k, &v) in block.iter().enumerate() {
+            y.push(finite(path, v, first + k, 0)?);
+        }
+        Ok(())
+    })?;
+    Ok(y)
+}
+
+/// Writes `values` (`rows × cols`, row-major) as a little-endian f32 `.npy` (version 1).
+pub fn write_f32(
+    out: &mut impl Write,
+    values: &[f32],
+    rows: usize,
+    cols: usize,
+) -> std::io::Result<()> {
+    let dict = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({rows}, {cols}), }}");
+    // Magic, version and length (10 bytes), the dictionary, spaces and a newline to a
+    // multiple of 64 bytes.
+    let total = (10 + dict.len() + 1).div_ceil(64) * 64;
+    let mut head = Vec::with_capacity(total);
+    head.extend_from_slice(b"\x93NUMPY\x01\x00");
+    head.extend_from_slice(&((total - 10) as u16).to_le_bytes());
+    head.extend_from_slice(dict.as_bytes());
+    head.resize(total - 1, b' ');
+    head.push(b'\n');
+    out.write_all(&head)?;
+    let mut buf = Vec::with_capacity(BLOCK_BYTES);
+    for chunk in values.chunks(BLOCK_BYTES / 4) {
+        buf.clear();
+        for v in chunk {
+            buf.extend_from_slice(&v.to_le_bytes());
+        }
+        out.write_all(&buf)?;
+    }
+    Ok(())
+}
+
+/// Writes `data` to `out` as one f32 `.npy` matrix, its response the last column, by way
+/// of `out.partial` renamed into place (an interrupted write leaves no `out`). Returns
+/// the matrix's shape.
+pub fn write_dataset(out: &Path, data: &Dataset) -> Result<(usize, usize), String> {
+    let x = data.dense().ok_or_else(|| {
+        format!(
+            "{} rows x {} features is more than {} values as a dense matrix",
+            data.len(),
+            data.dim(),
+            super::MAX_DENSE_VALUES
+        )
+    })?;
+    let (n, d) = (data.len(), data.dim());
+    let mut table = Vec::with_capacity(n * (d + 1));
+    for (row, &y) in x.chunks_exact(d.max(1)).zip(&data.y) {
+        table.extend_from_slice(&row[..d]);
+        table.push(y);
+    }
+    if d == 0 {
+        table = data.y.clone();
+    }
+    let partial = out.with_extension("npy.partial");
+    let write = || -> std::io::Result<()> {
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&partial)?);
+        write_f32(&mut f, &table, n, d + 1)?;
+        f.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+        std::fs::rename(&partial, out)
+    };
+    write().map_err(|e| {
+        let _ = std::fs::remove_file(&partial);
+        format!("{}: {e}", out.display())
+    })?;
+    Ok((n, d + 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn npy(dir: &Path, name: &str, descr: &str, shape: &str, data: &[u8]) -> std::path::PathBuf {
+        let dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+        bytes.extend_from_slice(&(dict.len() as u16).to_le_bytes());
+        bytes.extend_from_slice(dict.as_bytes());
+        bytes.extend_from_slice(data);
+        let p = dir.join(name);
+        std::fs::write(&p, bytes).unwrap();
+        p
+    }
+
+    #[test]
+    fn designs_labels_and_dtypes_read_as_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.npy");
+        let values = [1.5f32, 2.0, 0.0, -3.0, 4.25, 1.0];
+        let mut f = std::fs::File::create(&p).unwrap();
+        write_f32(&mut f, &values, 2, 3).unwrap();
+        drop(f);
+        assert_eq!(std::fs::metadata(&p).unwrap().len() % 4, 0);
+        let (d, sha) = read_hashed(&p, Response::Column(None)).unwrap();
+        assert_eq!(
+            d.features,
+            Features::Dense {
+                x: vec![1.5, 2.0, -3.0, 4.25],
+                d: 2
+            }
+        );
+        assert_eq!(d.y, vec![0.0, 1.0]);
+        assert_eq!(d.names, vec!["0", "1"]);
+        assert_eq!(sha, crate::data::registry::sha256_file(&p).unwrap());
+        let (d, _) = read_hashed(&p, Response::Column(Some(0))).unwrap();
+        assert_eq!(d.y, vec![1.5, -3.0]);
+        assert_eq!(d.names, vec!["1", "2"]);
+        // Labels of their own, as int64 (NumPy's default for 0/1 integers), big-endian
+        // doubles for the design.
+        let labels: Vec<u8> = [1i64, 0].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let y = npy(dir.path(), "y.npy", "<i8", "(2,)", &labels);
+        let xb: Vec<u8> = [0.5f64, -1.0]
+            .iter()
+            .flat_map(|v| v.to_be_bytes())
+            .collect();
+        let x = npy(dir.path(), "xb.npy", ">f8", "(2, 1)", &xb);
+        let (d, _) = read_hashed(&x, Response::File(&y)).unwrap();
+        assert_eq!(d.y, vec![1.0, 0.0]);
+        assert_eq!(
+            d.features,
+            Features::Dense {
+                x: vec![0.5, -1.0],
+                d: 1
+            }
+        );
+    }
+
+    #[test]
+    fn a_converted_data_set_reads_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = Dataset {
+            features: Features::SparseBinary {
+                offsets: vec![0, 2, 3],
+                indices: vec![0, 2, 1],
+                d: 3,
+            },
+            y: vec![1.0, -1.0],
+            names: vec!["1".into(), "2".into(), "3".into()],
+            lines: vec![1, 2],
+        };
+        let out = dir.path().join("c.npy");
+        assert_eq!(write_dataset(&out, &data).unwrap(), (2, 4));
+        let (back, _) = read_hashed(&out, Response::Column(None)).unwrap();
+        assert_eq!(back.y, data.y);
+        assert_eq!(
+            back.features,
+            Features::Dense {
+                x: data.dense().unwrap(),
+                d: 3
+            }
+        );
+        assert!(!dir.path().join("c.npy.partial").exists());
+    }
+
+    #[test]
+    fn bad_arrays_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let f4 = |v: &[f32]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
+        let cases = [
+            (
+                "short.npy",
+                "<f4",
+                "(2, 2)",
+                f4(&[1.0, 2.0, 3.0]),
+                "truncated",
+            ),
+            (
+                "long.npy",
+                "<f4",
+                "(1, 2)",
+                f4(&[1.0, 2.0, 3.0]),
+                "bytes after",
+            ),
+            ("1d.npy", "<f4", "(3,)", f4(&[1.0, 2.0, 3.0]), "2-D"),
+            ("str.npy", "<U3", "(1, 2)", vec![0; 24], "not read"),
+            (
+                "nan.npy",
+                "<f4",
+                "(1, 2)",
+                f4(&[f32::NAN, 1.0]),
+                "row 0, column 0",
+            ),
+            (
+                "one.npy",
+                "<f4",
+                "(2, 1)",
+                f4(&[1.0, 2.0]),
+                "feature column",
+            ),
+            ("empty.npy", "<f4", "(0, 2)", vec![], "no data rows"),
+        ];
+        for (name, descr, shape, data, what) in cases {
+            let p = npy(dir.path(), name, descr, shape, &data);
+            let e = read_hashed(&p, Response::Column(None)).unwrap_err();
+            assert!(e.what.contains(what), "{name}: {e}");
+        }
+        let p = dir.path().join("junk.npy");
+        std::fs::write(&p, b"x,y\n1,2\n").unwrap();
+        let e = read_hashed(&p, Response::Column(None)).unwrap_err();
+        assert!(e.what.contains("not a .npy file"), "{e}");
+        let x = npy(
+            dir.path(),
+            "x.npy",
+            "<f4",
+            "(2, 2)",
+            &f4(&[1.0, 2.0, 3.0, 4.0]),
+        );
+        let e = read_hashed(&x, Response::Column(Some(2))).unwrap_err();
+        assert!(e.what.contains("columns 0 to 1"), "{e}");
+        let y = npy(dir.path(), "y.npy", "<f4", "(3,)", &f4(&[1.0, 0.0, 1.0]));
+        let e = read_hashed(&x, Response::File(&y)).unwrap_err();
+        assert!(e.what.contains("3 labels for a design of 2 rows"), "{e}");
+    }
+}
