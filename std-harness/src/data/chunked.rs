@@ -1,6 +1,6 @@
 //! Text files at disk speed: a file read once in blocks of whole lines, each block's lines
 //! parsed in parallel pieces, and the file's sha256 computed beside the parse in the same
-//! pass. Memory is one block and what the parse keeps, not the file.
+//! pass. Memory is a few blocks and what the parse keeps, not the file.
 
 use std::io::Read;
 use std::path::Path;
@@ -18,25 +18,56 @@ const MIN_PIECE: usize = 256 << 10;
 
 /// Reads `path` in blocks of whole lines and calls `parse(block, first_line)` on each in
 /// file order, `first_line` being the 1-based line number of the block's first line; the
-/// last line need not end in a newline. Returns the file's sha256 (lowercase hex), hashed
-/// on another thread while `parse` runs.
-pub fn read_blocks<E: Send>(
+/// last line need not end in a newline. A reader thread reads, hashes and counts the
+/// lines of the next block while `parse` runs on this one. Returns the file's sha256
+/// (lowercase hex).
+pub fn read_blocks<E>(
     path: &Path,
-    mut parse: impl FnMut(&[u8], usize) -> Result<(), E> + Send,
+    mut parse: impl FnMut(&[u8], usize) -> Result<(), E>,
     io_error: impl Fn(DataError) -> E,
 ) -> Result<String, E> {
     let cannot = |e: std::io::Error| io_error(DataError::new(path, 0, format!("cannot read: {e}")));
-    let mut file = std::fs::File::open(path).map_err(cannot)?;
+    let file = std::fs::File::open(path).map_err(cannot)?;
+    std::thread::scope(|scope| {
+        // Two blocks in flight; parsed blocks' buffers go back to the reader.
+        let (tx, rx) = std::sync::mpsc::sync_channel::<(Vec<u8>, usize)>(2);
+        let (back_tx, back_rx) = std::sync::mpsc::channel::<Vec<u8>>();
+        let reader = scope.spawn(move || read_ahead(file, &tx, &back_rx));
+        let mut parsed = Ok(());
+        for (block, first) in rx.iter() {
+            if let Err(e) = parse(&block, first) {
+                parsed = Err(e);
+                break;
+            }
+            let _ = back_tx.send(block);
+        }
+        // Dropping the receiver stops a reader still sending.
+        drop(rx);
+        let sha = reader.join().expect("the reader thread does not panic");
+        parsed?;
+        sha.map_err(cannot)
+    })
+}
+
+/// The reader of [`read_blocks`]: sends blocks of whole lines with their first line's
+/// number; the file's sha256 when it has sent the last.
+fn read_ahead(
+    mut file: std::fs::File,
+    tx: &std::sync::mpsc::SyncSender<(Vec<u8>, usize)>,
+    back: &std::sync::mpsc::Receiver<Vec<u8>>,
+) -> std::io::Result<String> {
     let mut hasher = Sha256::new();
-    let mut buf: Vec<u8> = Vec::new();
+    let mut carry: Vec<u8> = Vec::new();
     let mut line = 1usize;
     loop {
+        let mut buf = back.try_recv().unwrap_or_default();
+        buf.clear();
+        buf.append(&mut carry);
         let carried = buf.len();
-        let want = carried + BLOCK.max(carried);
-        buf.resize(want, 0);
-        let got = fill(&mut file, &mut buf[carried..]).map_err(cannot)?;
-        buf.truncate(carried + got);
-        let eof = carried + got < want;
+        let want = BLOCK.max(carried);
+        let got = (&mut file).take(want as u64).read_to_end(&mut buf)?;
+        hasher.update(&buf[carried..]);
+        let eof = got < want;
         let end = if eof {
             buf.len()
         } else {
@@ -44,16 +75,19 @@ pub fn read_blocks<E: Send>(
                 Some(i) => i + 1,
                 // One line longer than the block: read on.
                 None => {
-                    hasher.update(&buf[carried..]);
+                    carry = buf;
                     continue;
                 }
             }
         };
-        let (fresh, block) = (&buf[carried..], &buf[..end]);
-        let (_, parsed) = rayon::join(|| hasher.update(fresh), || parse(block, line));
-        parsed?;
-        line += memchr::memchr_iter(b'\n', block).count();
-        buf.drain(..end);
+        carry.extend_from_slice(&buf[end..]);
+        buf.truncate(end);
+        let lines = memchr::memchr_iter(b'\n', &buf).count();
+        if tx.send((buf, line)).is_err() {
+            // The parse stopped at an error.
+            break;
+        }
+        line += lines;
         if eof {
             break;
         }

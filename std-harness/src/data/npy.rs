@@ -307,16 +307,20 @@ pub fn read_hashed(path: &Path, response: Response<'_>) -> Result<(Dataset, Stri
         .checked_mul(d)
         .filter(|&v| v <= super::MAX_DENSE_VALUES * 4)
         .ok_or_else(|| DataError::new(path, 0, format!("{rows} x {d} values are too many")))?;
-    let mut x = Vec::with_capacity(values);
+    // Room for a bias column, which then goes in without moving the design.
+    let mut x = Vec::with_capacity(values + rows);
     let mut y = Vec::with_capacity(if t.is_some() { rows } else { 0 });
     let sha = read_rows(path, file, &h, hasher, rows, cols, |first, block| {
-        for (k, row) in block.chunks_exact(cols.max(1)).enumerate() {
-            for (j, &v) in row.iter().enumerate() {
-                let v = finite(path, v, first + k, j)?;
-                if Some(j) == t {
-                    y.push(v);
-                } else {
-                    x.push(v);
+        if let Some(k) = block.iter().position(|v| !v.is_finite()) {
+            return finite(path, block[k], first + k / cols, k % cols).map(|_| ());
+        }
+        match t {
+            None => x.extend_from_slice(block),
+            Some(t) => {
+                for row in block.chunks_exact(cols) {
+                    x.extend_from_slice(&row[..t]);
+                    y.push(row[t]);
+                    x.extend_from_slice(&row[t + 1..]);
                 }
             }
         }

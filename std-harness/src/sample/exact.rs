@@ -482,7 +482,7 @@ pub fn run(
     let warm_max = (cfg.max_steps / 2).min(MAX_WARMUP);
     bars.stage(&format!(
         "warm-up: {} on the whole data set, adapting its step and metric",
-        integrator.name()
+        integrator.name().to_uppercase()
     ));
     let mut warm = 0u64;
     let (mut converged, mut rhat) = (false, f64::NAN);

@@ -225,15 +225,26 @@ pub fn noise_lambda(
         .map_err(|e| format!("the sampling threshold: {e}"))
 }
 
+/// The most per-example gradient entries one noise probe holds (64 MB of f32).
+pub const MAX_SCORE_VALUES: usize = 1 << 24;
+
 /// Up to this `min(rows, d)` the noise's covariance is formed and decomposed (eq. 10 as
 /// the core computes it); above, its largest eigenvalue comes from Lanczos
 /// ([`super::spectrum`]), whose cost grows like `rows × d`, not cubically.
 const FORMED_SPECTRUM: usize = 128;
 
-/// The rows the noise is measured on: `min(N, max(1000, 4d))` drawn with `rng`.
+/// The rows the noise is measured on: `min(N, max(1000, 4d))` drawn with `rng`, and no
+/// more than keep [`MAX_SCORE_VALUES`] gradient entries (at least 100 rows): with tens of
+/// thousands of parameters a probe's per-example gradients would otherwise take
+/// gigabytes. Fewer rows than parameters overstate `λ_max` a little, which errs towards
+/// a smaller step.
 pub fn noise_rows(model: &dyn ModelSync, rng: &mut DefaultRng) -> Vec<usize> {
     let n = model.len();
-    let m = n.min(1000.max(4 * model.dim())).max(2);
+    let d = model.dim().max(1);
+    let m = n
+        .min(1000.max(4 * d))
+        .min((MAX_SCORE_VALUES / d).max(100))
+        .max(2);
     let mut rows = vec![0usize; m];
     if m >= n {
         rows = (0..n).collect();
