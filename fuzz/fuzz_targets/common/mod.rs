@@ -76,3 +76,29 @@ pub fn check_gradient(
         }
     }
 }
+
+/// A data set read from a file is consistent: one finite response a row, finite dense
+/// values, sparse rows strictly increasing within the dimension.
+pub fn consistent(d: &sgld_harness::data::Dataset) {
+    use sgld_harness::data::Features;
+    assert!(!d.y.is_empty() && d.y.iter().all(|y| y.is_finite()));
+    match &d.features {
+        Features::SparseBinary {
+            offsets,
+            indices,
+            d: dim,
+        } => {
+            assert_eq!(offsets.len(), d.y.len() + 1);
+            for w in offsets.windows(2) {
+                let row = &indices[w[0]..w[1]];
+                assert!(
+                    row.windows(2).all(|p| p[0] < p[1]) && row.iter().all(|&j| (j as usize) < *dim)
+                );
+            }
+        }
+        Features::Dense { x, d: dim } => {
+            assert_eq!(x.len(), d.y.len() * dim);
+            assert!(x.iter().all(|v| v.is_finite()));
+        }
+    }
+}

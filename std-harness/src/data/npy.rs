@@ -4,7 +4,7 @@
 //! become f32. The file is read once, a block of rows at a time straight into the design,
 //! and hashed in the same pass.
 
-use std::io::{Read, Write};
+use std::io::{Read, Seek, Write};
 use std::path::Path;
 
 use sha2::{Digest, Sha256};
@@ -117,7 +117,7 @@ fn header(path: &Path, file: &mut impl Read, hasher: &mut Sha256) -> Result<Head
     };
     let descr = field("descr").ok_or_else(|| bad("header without 'descr'".into()))?;
     let descr = descr.trim_matches(|c| c == '\'' || c == '"');
-    let (order, code) = descr.split_at(descr.len().min(1));
+    let (order, code) = descr.split_at_checked(1).unwrap_or((descr, ""));
     let big = match order {
         "<" | "|" | "=" => false,
         ">" => true,
@@ -157,13 +157,43 @@ fn header(path: &Path, file: &mut impl Read, hasher: &mut Sha256) -> Result<Head
     Ok(Header { dtype, big, shape })
 }
 
-/// Opens `path` and reads its header.
+/// Opens `path` and reads its header; checks the file's size against the shape before
+/// anything is allocated for the data.
 fn open(path: &Path) -> Result<(std::fs::File, Header, Sha256), DataError> {
-    let mut file = std::fs::File::open(path)
-        .map_err(|e| DataError::new(path, 0, format!("cannot read: {e}")))?;
+    let io = |e: std::io::Error| DataError::new(path, 0, format!("cannot read: {e}"));
+    let mut file = std::fs::File::open(path).map_err(io)?;
     let mut hasher = Sha256::new();
     let h = header(path, &mut file, &mut hasher)?;
-    Ok((file, h, hasher))
+    let left = file.metadata().map_err(io)?.len() - file.stream_position().map_err(io)?;
+    let expected = h
+        .shape
+        .iter()
+        .try_fold(h.dtype.size() as u64, |a, &b| a.checked_mul(b as u64));
+    match expected {
+        Some(e) if e == left => Ok((file, h, hasher)),
+        Some(e) if e > left => Err(DataError::new(
+            path,
+            0,
+            format!(
+                "truncated: {left} bytes of data where the shape {:?} needs {e}",
+                h.shape
+            ),
+        )),
+        Some(e) => Err(DataError::new(
+            path,
+            0,
+            format!(
+                "{} bytes after the data that the shape {:?} describes",
+                left - e,
+                h.shape
+            ),
+        )),
+        None => Err(DataError::new(
+            path,
+            0,
+            format!("the shape {:?} overflows", h.shape),
+        )),
+    }
 }
 
 /// Reads the `rows × cols` values after the header, a block of rows at a time, handing
@@ -542,6 +572,14 @@ mod tests {
             ),
             ("1d.npy", "<f4", "(3,)", f4(&[1.0, 2.0, 3.0]), "2-D"),
             ("str.npy", "<U3", "(1, 2)", vec![0; 24], "not read"),
+            // Found by the `data_files` fuzz target: a multi-byte first character.
+            (
+                "utf.npy",
+                "\u{e9}4",
+                "(1, 2)",
+                vec![0; 8],
+                "not a number type",
+            ),
             (
                 "nan.npy",
                 "<f4",
