@@ -20,6 +20,11 @@ pub const MAX_DENSE_METRIC: usize = 256;
 /// when the data have at least four times as many.
 pub const SUBSAMPLE_ROWS: usize = 32_768;
 
+/// Whether the warm-up's estimates of `n` rows start on a subsample ([`Rows::warmup`]).
+pub fn subsampled(n: usize) -> bool {
+    n >= 4 * SUBSAMPLE_ROWS
+}
+
 /// The rows a pass reads: all of them, or a subsample whose log likelihood is scaled by
 /// `N/m` to stand for the whole.
 #[derive(Debug, Clone)]
@@ -27,8 +32,6 @@ pub struct Rows {
     chunks: Vec<Vec<usize>>,
     /// `N/m`: 1 for all rows.
     scale: f64,
-    /// The rows read, as a fraction of the data (a full pass is 1).
-    fraction: f64,
 }
 
 impl Rows {
@@ -37,11 +40,7 @@ impl Rows {
         let chunks = (0..n.div_ceil(CHUNK))
             .map(|c| (c * CHUNK..((c + 1) * CHUNK).min(n)).collect())
             .collect();
-        Self {
-            chunks,
-            scale: 1.0,
-            fraction: 1.0,
-        }
+        Self { chunks, scale: 1.0 }
     }
 
     /// `m` of `n` rows drawn at random without replacement (a fixed seed), in file order;
@@ -64,14 +63,13 @@ impl Rows {
         Self {
             chunks: rows.chunks(CHUNK).map(<[usize]>::to_vec).collect(),
             scale: n as f64 / m as f64,
-            fraction: m as f64 / n as f64,
         }
     }
 
     /// The subsample the warm-up's estimates use: [`SUBSAMPLE_ROWS`] rows when the data
     /// have four times as many, else all.
     pub fn warmup(n: usize) -> Self {
-        if n >= 4 * SUBSAMPLE_ROWS {
+        if subsampled(n) {
             Self::sample(n, SUBSAMPLE_ROWS)
         } else {
             Self::all(n)
@@ -83,9 +81,9 @@ impl Rows {
         self.scale == 1.0
     }
 
-    /// The rows read by one pass, as a fraction of the data.
+    /// The rows read by one pass, as a fraction of the data (`m/N`).
     pub fn fraction(&self) -> f64 {
-        self.fraction
+        1.0 / self.scale
     }
 }
 

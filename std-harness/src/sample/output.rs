@@ -313,15 +313,16 @@ pub fn write_summary(dir: &Path, s: &Summary) -> Result<(), String> {
 
 /// The table's line on what an adapted warm-up chose (none for a given schedule).
 /// The mode search in the warm-up line: its iterations on all rows, and, when it began
-/// on a subsample (a fraction of a pass), the full-data passes it made in all.
-fn mode_search(w: &WarmupSummary) -> String {
-    if w.mode_passes.fract() == 0.0 {
-        format!("{} iterations", w.mode_iterations)
-    } else {
+/// on a subsample, the full-data passes it made in all.
+fn mode_search(s: &Summary) -> String {
+    let w = &s.warmup;
+    if super::mode::subsampled(s.n_train) {
         format!(
             "on a subsample, then {} iterations on all rows: {:.1} full-data passes",
             w.mode_iterations, w.mode_passes
         )
+    } else {
+        format!("{} iterations", w.mode_iterations)
     }
 }
 
@@ -350,7 +351,7 @@ fn warmup_line(s: &Summary) -> Option<String> {
     Some(match (w.full_batch, w.target_acceptance, s.acceptance) {
         (true, Some(target), Some(acc)) => format!(
             "warm-up: mode by L-BFGS ({}), {} on the whole data set (Metropolis-adjusted: exact), {metric}, step {:.3e} (acceptance {acc:.2}, target {target}); {} steps{agree}",
-            mode_search(w),
+            mode_search(s),
             match w.sampler.as_str() {
                 "hmc" => format!(
                     "HMC with {} leapfrog steps a transition",
@@ -363,7 +364,7 @@ fn warmup_line(s: &Summary) -> Option<String> {
         ),
         _ => format!(
             "warm-up: mode by L-BFGS ({}), {metric}, {}, step {:.3e} (alpha {:.3} <= {}{}); {} steps{restarts}{agree}",
-            mode_search(w),
+            mode_search(s),
             if w.full_batch {
                 "the whole data set each step (exact gradients)".to_string()
             } else if w.cv {
