@@ -271,6 +271,30 @@ pub fn find_mode(model: &dyn ModelSync, start: &[f32]) -> Result<Mode, String> {
     Ok(mode)
 }
 
+/// A point of the search, its objective and its gradient.
+type Point = (Vec<f64>, f64, Vec<f64>);
+
+/// The first of `x + t·p`, `t = 1, ½, ¼, …` (40 halvings), whose objective meets the
+/// Armijo condition `f(x + tp) ≤ f + 10⁻⁴·t·slope`.
+fn backtrack(
+    eval: &mut impl FnMut(&[f32]) -> (f64, Vec<f64>),
+    x: &[f64],
+    p: &[f64],
+    f: f64,
+    slope: f64,
+) -> Option<Point> {
+    let mut t = 1.0;
+    for _ in 0..40 {
+        let xn: Vec<f64> = x.iter().zip(p).map(|(a, b)| a + t * b).collect();
+        let (fnew, gn) = eval(&to_f32(&xn));
+        if fnew.is_finite() && fnew <= f + 1e-4 * t * slope {
+            return Some((xn, fnew, gn));
+        }
+        t *= 0.5;
+    }
+    None
+}
+
 /// A preconditioner of the mode search: `P`, an estimate of the negative Hessian.
 enum Precond {
     /// The Cholesky factor of a dense `P` (row-major lower triangle).
@@ -370,18 +394,7 @@ fn lbfgs(
             history = History::default();
             continue;
         }
-        let mut t = 1.0;
-        let mut accepted = None;
-        for _ in 0..40 {
-            let xn: Vec<f64> = x.iter().zip(&p).map(|(a, b)| a + t * b).collect();
-            let (fnew, gn) = eval(&to_f32(&xn));
-            if fnew.is_finite() && fnew <= f + 1e-4 * t * slope {
-                accepted = Some((xn, fnew, gn));
-                break;
-            }
-            t *= 0.5;
-        }
-        let Some((xn, fnew, gn)) = accepted else {
+        let Some((xn, fnew, gn)) = backtrack(&mut eval, &x, &p, f, slope) else {
             break;
         };
         if !gn.iter().all(|v| v.is_finite()) {
