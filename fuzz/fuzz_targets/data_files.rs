@@ -1,10 +1,10 @@
-//! The file readers on arbitrary bytes: the block-parallel CSV and LIBSVM readers and the
-//! `.npy` reader either name what is wrong or give a consistent data set whose sha256 is
-//! the file's.
+//! The file readers on arbitrary bytes: the block-parallel CSV and LIBSVM readers, the
+//! `.npy` reader and the Parquet reader either name what is wrong or give a consistent
+//! data set whose sha256 is the file's.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use sgld_harness::data::{csv_table, libsvm, npy, registry};
+use sgld_harness::data::{csv_table, libsvm, npy, parquet_table, registry};
 
 #[path = "common/mod.rs"]
 mod common;
@@ -34,5 +34,9 @@ fuzz_target!(|bytes: &[u8]| {
             consistent(&d);
             assert_eq!(s, sha);
         }
+    }
+    if let Ok((d, s)) = parquet_table::read_hashed(&path, None) {
+        consistent(&d);
+        assert_eq!(s, sha);
     }
 });

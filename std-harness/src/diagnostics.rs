@@ -21,6 +21,9 @@ pub struct Diagnostics {
     pub ess_bulk: f64,
     /// min of the ESS of the 5% and 95% quantile indicators.
     pub ess_tail: f64,
+    /// ESS of the split chains' own values (not rank-normalised): the one the mean's
+    /// Monte Carlo standard error `sd/√ess_mean` takes (Vehtari et al. 2021, §3.2).
+    pub ess_mean: f64,
 }
 
 /// All three diagnostics for `chains` (equal lengths, at least 4 draws each): the same
@@ -143,6 +146,7 @@ fn diagnose(chains: &[Vec<f64>]) -> (Diagnostics, Option<Vec<usize>>) {
         rhat,
         ess_bulk: ess_basic(&bulk),
         ess_tail,
+        ess_mean: ess_basic(&slices(&flat, &lens)),
     };
     (diag, whole.then_some(order))
 }

@@ -100,11 +100,12 @@ struct SampleArgs {
     /// Test data, in the same format.
     #[arg(long)]
     test: Option<PathBuf>,
-    /// File format (default: .csv is CSV, .npy NumPy, anything else LIBSVM).
+    /// File format (default: .csv is CSV, .npy NumPy, .parquet Parquet, anything else
+    /// LIBSVM).
     #[arg(long, value_enum)]
     format: Option<Format>,
-    /// The response column (default: the last): a CSV column's name, a .npy column's
-    /// 0-based index.
+    /// The response column (default: the last): a CSV or Parquet column's name, a .npy
+    /// column's 0-based index.
     #[arg(long)]
     target: Option<String>,
     /// A .npy file of the training labels (1-D), when they are not a column of --train.
@@ -258,17 +259,19 @@ enum DataCommand {
         /// The data set's name (see `sgld data list`).
         name: String,
     },
-    /// Convert a CSV or LIBSVM file to one float32 NumPy .npy matrix, the response its
-    /// last column (`sgld sample --format npy` reads it without parsing text).
+    /// Convert a data file to a float32 Parquet table (OUTPUT.parquet) or NumPy matrix
+    /// (OUTPUT.npy), the response its last column: `sgld sample` reads either without
+    /// parsing text.
     Convert {
         /// The data file.
         input: PathBuf,
-        /// The .npy file to write.
+        /// The .parquet or .npy file to write.
         output: PathBuf,
         /// The input's format (default: by extension).
         #[arg(long, value_enum)]
         format: Option<Format>,
-        /// The CSV response column (default: the last).
+        /// The response column (default: the last): a CSV or Parquet column's name, a
+        /// .npy column's 0-based index.
         #[arg(long)]
         target: Option<String>,
     },
@@ -461,12 +464,25 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                     format,
                     target,
                 } => {
-                    if output.extension().is_none_or(|e| e != "npy") {
-                        return Err(format!("{}: the output is a .npy file", output.display()));
+                    let out_format = Format::from_path(&output);
+                    if !matches!(out_format, Format::Npy | Format::Parquet) {
+                        return Err(format!(
+                            "{}: the output is a .parquet or .npy file",
+                            output.display()
+                        ));
                     }
-                    let d =
-                        data::load(&input, format, target.as_deref()).map_err(|e| e.to_string())?;
-                    let (rows, cols) = data::npy::write_dataset(&output, &d)?;
+                    let in_format = format.unwrap_or_else(|| Format::from_path(&input));
+                    let d = data::load(&input, Some(in_format), target.as_deref())
+                        .map_err(|e| e.to_string())?;
+                    let (rows, cols) = if out_format == Format::Npy {
+                        data::npy::write_dataset(&output, &d)?
+                    } else {
+                        // A named response keeps its name; LIBSVM's and .npy's is `y`.
+                        let response = data::target_name(&input, in_format, target.as_deref())
+                            .map_err(|e| e.to_string())?
+                            .unwrap_or_else(|| "y".into());
+                        data::parquet_table::write_dataset(&output, &d, &response)?
+                    };
                     sgld_harness::out!(
                         "wrote {}: {rows} x {cols} float32, columns {} and the response last",
                         output.display(),

@@ -175,7 +175,60 @@ fn diagnostics_equals_the_reference_functions() {
             d.ess_tail,
             want.2
         );
+        let mean = ess_basic(&split_chains(ch));
+        assert!(
+            near(d.ess_mean, mean),
+            "case {k}: mean {} vs {mean}",
+            d.ess_mean
+        );
     }
+}
+
+/// The mean's ESS of AR(1) chains is `N(1 − ρ)/(1 + ρ)`, and the MCSE `sd/√ess_mean`
+/// it gives is the sd of the chains' mean: over 400 replications the standardised errors
+/// `mean/mcse` have variance 1 (its sampling sd is √(2/400) = 0.07).
+#[test]
+fn the_mean_ess_gives_a_calibrated_mcse() {
+    let mut s: u64 = 2021;
+    let mut normal = move || {
+        let mut u = || {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((s >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+        };
+        let (a, b) = (u(), u());
+        (-2.0 * a.ln()).sqrt() * (std::f64::consts::TAU * b).cos()
+    };
+    let rho: f64 = 0.7;
+    let (m, n) = (4, 1000);
+    let (mut z2, mut ess_sum) = (0.0, 0.0);
+    let reps = 400;
+    for _ in 0..reps {
+        let ch: Vec<Vec<f64>> = (0..m)
+            .map(|_| {
+                // Started in the stationary law N(0, 1/(1 − ρ²)).
+                let mut x = normal() / (1.0 - rho * rho).sqrt();
+                (0..n)
+                    .map(|_| {
+                        x = rho * x + normal();
+                        x
+                    })
+                    .collect()
+            })
+            .collect();
+        let d = diagnostics(&ch);
+        let all: Vec<f64> = ch.concat();
+        let mean = all.iter().sum::<f64>() / all.len() as f64;
+        let sd = (all.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / all.len() as f64).sqrt();
+        z2 += (mean / (sd / d.ess_mean.sqrt())).powi(2);
+        ess_sum += d.ess_mean;
+    }
+    let want = (m * n) as f64 * (1.0 - rho) / (1.0 + rho);
+    let ess = ess_sum / reps as f64;
+    assert!((ess / want - 1.0).abs() < 0.05, "mean ESS {ess} vs {want}");
+    let var = z2 / reps as f64;
+    assert!((var - 1.0).abs() < 0.25, "variance of mean/mcse {var}");
 }
 
 /// Two autocovariances from one FFT are the two computed alone; weighted quantiles from

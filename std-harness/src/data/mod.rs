@@ -6,6 +6,7 @@ pub mod csv_table;
 pub mod fetch;
 pub mod libsvm;
 pub mod npy;
+pub mod parquet_table;
 pub mod registry;
 
 use std::fmt;
@@ -318,6 +319,17 @@ impl Dataset {
         self
     }
 
+    /// [`Dataset::dense`], or an error saying the matrix is too large.
+    pub fn dense_or_error(&self) -> Result<Vec<f32>, String> {
+        self.dense().ok_or_else(|| {
+            format!(
+                "{} rows x {} features is more than {MAX_DENSE_VALUES} values as a dense matrix",
+                self.len(),
+                self.dim(),
+            )
+        })
+    }
+
     /// Dense row-major values (converting sparse rows); `None` when that matrix would
     /// exceed [`MAX_DENSE_VALUES`].
     pub fn dense(&self) -> Option<Vec<f32>> {
@@ -343,9 +355,9 @@ impl Dataset {
     }
 }
 
-/// Reads a data file in the given format (`None`: by extension, `.csv` is CSV, `.npy`
-/// NumPy, anything else LIBSVM). `target` names the response column (default: the
-/// last): a CSV column's name, a `.npy` column's 0-based index.
+/// Reads a data file in the given format (`None`: by extension, see
+/// [`Format::from_path`]). `target` names the response column (default: the last): a
+/// CSV or Parquet column's name, a `.npy` column's 0-based index.
 pub fn load(
     path: &Path,
     format: Option<Format>,
@@ -364,6 +376,7 @@ pub fn load_hashed(
     match format {
         Format::Libsvm => libsvm::read_hashed(path),
         Format::Csv => csv_table::read_hashed(path, target),
+        Format::Parquet => parquet_table::read_hashed(path, target),
         Format::Npy => {
             let column = target
                 .map(|t| {
@@ -383,6 +396,20 @@ pub fn load_hashed(
     }
 }
 
+/// The name of the response column a CSV or Parquet file's `target` takes: that name,
+/// checked to be a column, or the last column's; `None` for the formats without names.
+pub fn target_name(
+    path: &Path,
+    format: Format,
+    target: Option<&str>,
+) -> Result<Option<String>, DataError> {
+    match format {
+        Format::Csv => csv_table::target_name(path, target).map(Some),
+        Format::Parquet => parquet_table::target_name(path, target).map(Some),
+        Format::Libsvm | Format::Npy => Ok(None),
+    }
+}
+
 /// A data file format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -393,14 +420,19 @@ pub enum Format {
     /// A NumPy `.npy` array: a 2-D design, the response one of its columns or a labels
     /// file of its own.
     Npy,
+    /// An Apache Parquet table of numeric and boolean columns.
+    Parquet,
 }
 
 impl Format {
-    /// `.csv` is CSV, `.npy` NumPy, anything else LIBSVM.
+    /// `.csv` is CSV, `.npy` NumPy, `.parquet` or `.pq` Parquet, anything else LIBSVM.
     pub fn from_path(path: &Path) -> Format {
         match path.extension().and_then(|e| e.to_str()) {
             Some(e) if e.eq_ignore_ascii_case("csv") => Format::Csv,
             Some(e) if e.eq_ignore_ascii_case("npy") => Format::Npy,
+            Some(e) if e.eq_ignore_ascii_case("parquet") || e.eq_ignore_ascii_case("pq") => {
+                Format::Parquet
+            }
             _ => Format::Libsvm,
         }
     }

@@ -435,14 +435,7 @@ pub fn write_f32(
 /// of `out.partial` renamed into place (an interrupted write leaves no `out`). Returns
 /// the matrix's shape.
 pub fn write_dataset(out: &Path, data: &Dataset) -> Result<(usize, usize), String> {
-    let x = data.dense().ok_or_else(|| {
-        format!(
-            "{} rows x {} features is more than {} values as a dense matrix",
-            data.len(),
-            data.dim(),
-            super::MAX_DENSE_VALUES
-        )
-    })?;
+    let x = data.dense_or_error()?;
     let (n, d) = (data.len(), data.dim());
     let mut table = Vec::with_capacity(n * (d + 1));
     for (row, &y) in x.chunks_exact(d.max(1)).zip(&data.y) {

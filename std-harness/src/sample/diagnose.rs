@@ -432,6 +432,7 @@ fn summary_of(
                 rhat: f64::NAN,
                 ess_bulk: f64::NAN,
                 ess_tail: f64::NAN,
+                ess_mean: f64::NAN,
             }
         };
         (diag, diagnostics::weighted_quantiles(&all(), ws, &PS))
@@ -445,6 +446,7 @@ fn summary_of(
         q95: q[2],
         ess_bulk: diag.ess_bulk,
         ess_tail: diag.ess_tail,
+        mcse_mean: sd / diag.ess_mean.sqrt(),
         rhat: diag.rhat,
     }
 }

@@ -217,9 +217,9 @@ fn run_impl(cfg: &SampleConfig, print: bool) -> Result<(Summary, Option<String>)
     if print {
         // On stderr, beside the progress bars: when the reading ended and what it took.
         eprintln!(
-            "sgld sample: read {} training rows x {} columns in {:.2} s",
+            "sgld sample: read {} training rows of {} features in {:.2} s",
             problem.n_train(),
-            problem.train.dim(),
+            problem.features,
             started.elapsed().as_secs_f64()
         );
     }

@@ -31,6 +31,8 @@ pub struct ParamSummary {
     pub ess_tail: f64,
     /// Rank-normalised split R̂.
     pub rhat: f64,
+    /// The Monte Carlo standard error of the mean, `sd/√ess_mean` (stansummary's MCSE).
+    pub mcse_mean: f64,
 }
 
 /// Test-set metrics.
@@ -218,7 +220,7 @@ pub fn push_draw(row: &mut Vec<u8>, float: &mut ryu::Buffer, draw: &[f32]) {
 /// The per-parameter table (the first 30 rows; the rest are in `all_in`).
 pub fn print_params(params: &[ParamSummary], all_in: &Path) {
     crate::out!(
-        "{:<16} {:>10} {:>9} {:>10} {:>10} {:>10} {:>9} {:>9} {:>6}",
+        "{:<16} {:>10} {:>9} {:>10} {:>10} {:>10} {:>9} {:>9} {:>6} {:>9}",
         "param",
         "mean",
         "sd",
@@ -227,12 +229,13 @@ pub fn print_params(params: &[ParamSummary], all_in: &Path) {
         "q95",
         "ess_bulk",
         "ess_tail",
-        "rhat"
+        "rhat",
+        "mcse"
     );
     let show = 30;
     for p in params.iter().take(show) {
         crate::out!(
-            "{:<16} {:>10.4} {:>9.4} {:>10.4} {:>10.4} {:>10.4} {:>9.0} {:>9.0} {:>6.3}",
+            "{:<16} {:>10.4} {:>9.4} {:>10.4} {:>10.4} {:>10.4} {:>9.0} {:>9.0} {:>6.3} {:>9.4}",
             p.name,
             p.mean,
             p.sd,
@@ -241,7 +244,8 @@ pub fn print_params(params: &[ParamSummary], all_in: &Path) {
             p.q95,
             p.ess_bulk,
             p.ess_tail,
-            p.rhat
+            p.rhat,
+            p.mcse_mean
         );
     }
     if params.len() > show {

@@ -22,6 +22,8 @@ pub struct Problem {
     pub test: Option<Dataset>,
     /// The data files read, with their sha256.
     pub files: DataFiles,
+    /// The training file's feature columns (before a bias is appended).
+    pub features: usize,
     /// What loading found worth a warning (a LIBSVM test file's unknown features).
     pub warnings: Vec<String>,
     /// Parameter names.
@@ -93,15 +95,18 @@ impl Problem {
             Ok((data, DataFile { path, sha256 }))
         };
         let (mut train, train_file) = load(&cfg.train, cfg.labels.as_deref())?;
+        let features = train.dim();
         let mut warnings = Vec::new();
         let (mut test, test_file) = match cfg.test.as_deref() {
-            // CSV test columns are matched to the training columns by name, the response
-            // too (the training file's `--target`, or its last column).
-            Some(p) if fmt == Format::Csv && cfg.model != ModelKind::Gmm => {
-                let target = data::csv_table::target_name(&cfg.train, cfg.target.as_deref())
+            // CSV and Parquet test columns are matched to the training columns by name,
+            // the response too (the training file's `--target`, or its last column).
+            Some(p)
+                if matches!(fmt, Format::Csv | Format::Parquet) && cfg.model != ModelKind::Gmm =>
+            {
+                let target = data::target_name(&cfg.train, fmt, cfg.target.as_deref())
                     .map_err(|e| e.to_string())?;
-                let (t, sha256) =
-                    data::load_hashed(p, Some(fmt), Some(&target)).map_err(|e| e.to_string())?;
+                let (t, sha256) = data::load_hashed(p, Some(fmt), target.as_deref())
+                    .map_err(|e| e.to_string())?;
                 let file = DataFile {
                     path: p.display().to_string(),
                     sha256,
@@ -264,6 +269,7 @@ impl Problem {
             train,
             test,
             files,
+            features,
             warnings,
             names,
             prior,
@@ -612,6 +618,7 @@ mod tests {
                     test: None,
                 },
                 warnings: vec![],
+                features: d,
                 train: Dataset {
                     features: Features::SparseBinary {
                         offsets: offsets.clone(),
