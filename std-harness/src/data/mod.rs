@@ -438,6 +438,26 @@ impl Format {
     }
 }
 
+/// Writes `out` whole or not at all: `write` makes `OUT.partial` and returns its file,
+/// which is synced and renamed to `out`; on any error the partial file is removed and the
+/// error names `out`.
+pub(crate) fn write_whole<E: fmt::Display>(
+    out: &Path,
+    write: impl FnOnce(&Path) -> Result<std::fs::File, E>,
+) -> Result<(), String> {
+    let mut partial = out.as_os_str().to_owned();
+    partial.push(".partial");
+    let partial = PathBuf::from(partial);
+    write(&partial)
+        .map_err(|e| e.to_string())
+        .and_then(|f| f.sync_all().map_err(|e| e.to_string()))
+        .and_then(|()| std::fs::rename(&partial, out).map_err(|e| e.to_string()))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&partial);
+            format!("{}: {e}", out.display())
+        })
+}
+
 /// The data directory: `--data-dir`, else `SGLD_DATA_DIR`, else none.
 pub fn data_dir(flag: Option<&Path>) -> Option<PathBuf> {
     flag.map(Path::to_path_buf).or_else(|| {

@@ -445,16 +445,10 @@ pub fn write_dataset(out: &Path, data: &Dataset) -> Result<(usize, usize), Strin
     if d == 0 {
         table = data.y.clone();
     }
-    let partial = out.with_extension("npy.partial");
-    let write = || -> std::io::Result<()> {
-        let mut f = std::io::BufWriter::new(std::fs::File::create(&partial)?);
+    super::write_whole(out, |partial| -> std::io::Result<std::fs::File> {
+        let mut f = std::io::BufWriter::new(std::fs::File::create(partial)?);
         write_f32(&mut f, &table, n, d + 1)?;
-        f.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-        std::fs::rename(&partial, out)
-    };
-    write().map_err(|e| {
-        let _ = std::fs::remove_file(&partial);
-        format!("{}: {e}", out.display())
+        f.into_inner().map_err(|e| e.into_error())
     })?;
     Ok((n, d + 1))
 }

@@ -471,8 +471,8 @@ fn read(path: &Path, target: Option<&str>) -> Result<Dataset, DataError> {
 }
 
 /// Writes `data` as a Parquet table of float32 columns, the features by their names and
-/// the response last as `response` (snappy-compressed), through a `.parquet.partial`
-/// file renamed when complete. Returns the rows and columns written.
+/// the response last as `response` (snappy-compressed), through a `.partial` file
+/// renamed when complete. Returns the rows and columns written.
 pub fn write_dataset(out: &Path, data: &Dataset, response: &str) -> Result<(usize, usize), String> {
     let x = data.dense_or_error()?;
     let (n, d) = (data.len(), data.dim());
@@ -487,56 +487,51 @@ pub fn write_dataset(out: &Path, data: &Dataset, response: &str) -> Result<(usiz
             .build()
             .map(Arc::new)
     };
-    let partial = out.with_extension("parquet.partial");
-    let write = || -> Result<(), parquet::errors::ParquetError> {
-        let fields = data
-            .names
-            .iter()
-            .map(|s| field(s))
-            .chain(std::iter::once(field(response)))
-            .collect::<Result<Vec<_>, _>>()?;
-        let schema = Arc::new(
-            Type::group_type_builder("schema")
-                .with_fields(fields)
-                .build()?,
-        );
-        let props = WriterProperties::builder()
-            .set_compression(parquet::basic::Compression::SNAPPY)
-            .set_dictionary_enabled(false)
-            .build();
-        let file = File::create(&partial)?;
-        let mut w = SerializedFileWriter::new(file, schema, Arc::new(props))?;
-        let per_group = (WRITE_GROUP_VALUES / (d + 1)).max(1);
-        let mut column = Vec::with_capacity(per_group.min(n));
-        for start in (0..n).step_by(per_group) {
-            let rows = start..(start + per_group).min(n);
-            let mut g = w.next_row_group()?;
-            for j in 0..=d {
-                column.clear();
-                if j < d {
-                    column.extend(rows.clone().map(|i| x[i * d + j]));
-                } else {
-                    column.extend_from_slice(&data.y[rows.clone()]);
+    super::write_whole(
+        out,
+        |partial| -> Result<File, parquet::errors::ParquetError> {
+            let fields = data
+                .names
+                .iter()
+                .map(|s| field(s))
+                .chain(std::iter::once(field(response)))
+                .collect::<Result<Vec<_>, _>>()?;
+            let schema = Arc::new(
+                Type::group_type_builder("schema")
+                    .with_fields(fields)
+                    .build()?,
+            );
+            let props = WriterProperties::builder()
+                .set_compression(parquet::basic::Compression::SNAPPY)
+                .set_dictionary_enabled(false)
+                .build();
+            let file = File::create(partial)?;
+            let mut w = SerializedFileWriter::new(file, schema, Arc::new(props))?;
+            let per_group = (WRITE_GROUP_VALUES / (d + 1)).max(1);
+            let mut column = Vec::with_capacity(per_group.min(n));
+            for start in (0..n).step_by(per_group) {
+                let rows = start..(start + per_group).min(n);
+                let mut g = w.next_row_group()?;
+                for j in 0..=d {
+                    column.clear();
+                    if j < d {
+                        column.extend(rows.clone().map(|i| x[i * d + j]));
+                    } else {
+                        column.extend_from_slice(&data.y[rows.clone()]);
+                    }
+                    let mut c = g.next_column()?.ok_or_else(|| {
+                        parquet::errors::ParquetError::General(
+                            "fewer columns than the schema".into(),
+                        )
+                    })?;
+                    c.typed::<FloatType>().write_batch(&column, None, None)?;
+                    c.close()?;
                 }
-                let mut c = g.next_column()?.ok_or_else(|| {
-                    parquet::errors::ParquetError::General("fewer columns than the schema".into())
-                })?;
-                c.typed::<FloatType>().write_batch(&column, None, None)?;
-                c.close()?;
+                g.close()?;
             }
-            g.close()?;
-        }
-        let file = w.into_inner()?;
-        file.sync_all()?;
-        Ok(())
-    };
-    write()
-        .map_err(|e| e.to_string())
-        .and_then(|()| std::fs::rename(&partial, out).map_err(|e| e.to_string()))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&partial);
-            format!("{}: {e}", out.display())
-        })?;
+            w.into_inner()
+        },
+    )?;
     Ok((n, d + 1))
 }
 
