@@ -9,6 +9,11 @@
 //! way give the summary of the whole run: the same numbers, up to the weight of each
 //! chain's first draw under step-size weighting (`draws.csv` does not record how many
 //! steps it stood for).
+//!
+//! Each part's own `summary.json`, when there, is carried into the merged one (its seed,
+//! command line, data files with their sha256, test metrics and completeness), and the
+//! parts are checked against each other: different data or settings are warnings,
+//! different seeds a note (independent chains may come from different seeds).
 
 use std::path::{Path, PathBuf};
 
@@ -53,8 +58,123 @@ pub struct Merged {
     /// A network's layers and the parameters the checks read (`--model mlp` runs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub network: Option<NetworkLayers>,
-    /// The checklist's findings on the merged chains.
+    /// The checklist's findings on the merged chains, and where the parts disagree on
+    /// their data or settings.
     pub warnings: Vec<String>,
+    /// What is worth knowing but not a warning (the parts' seeds differ).
+    pub notes: Vec<String>,
+    /// Each part's provenance, from its own `summary.json`.
+    pub parts: Vec<PartRecord>,
+}
+
+/// What a part's `summary.json` records of its run (`null` where it has none).
+#[derive(Debug, Clone, Serialize)]
+pub struct PartRecord {
+    /// The directory.
+    pub dir: String,
+    /// Its chains' numbers.
+    pub chain_ids: Vec<usize>,
+    /// Whether the run ended as planned.
+    pub complete: Option<bool>,
+    /// The seed.
+    pub seed: Option<u64>,
+    /// The version of sgld that wrote it.
+    pub version: Option<String>,
+    /// Its command line.
+    pub command_line: Option<Vec<String>>,
+    /// The data files and their sha256.
+    pub data: Option<serde_json::Value>,
+    /// Its test metrics.
+    pub test: Option<serde_json::Value>,
+}
+
+/// The settings of a run's `summary.json` that parts of one run share: where two parts
+/// differ in one, their chains did not sample the same way.
+const SHARED_SETTINGS: [&str; 11] = [
+    "model",
+    "sampler",
+    "prior",
+    "cv",
+    "temperature",
+    "batch",
+    "step_size",
+    "thin",
+    "burn_in",
+    "weighting",
+    "dim",
+];
+
+/// A part's record from its `summary.json` (`json`, if readable).
+fn part_record(dir: &Path, chain_ids: Vec<usize>, json: Option<&serde_json::Value>) -> PartRecord {
+    let get = |k: &str| json.map(|v| &v[k]).filter(|v| !v.is_null());
+    PartRecord {
+        dir: dir.display().to_string(),
+        chain_ids,
+        complete: get("complete").and_then(serde_json::Value::as_bool),
+        seed: get("seed").and_then(serde_json::Value::as_u64),
+        version: get("version").and_then(|v| v.as_str().map(String::from)),
+        command_line: get("command_line").and_then(|v| serde_json::from_value(v.clone()).ok()),
+        data: get("data").cloned(),
+        test: get("test").cloned(),
+    }
+}
+
+/// Where the parts' summaries disagree: warnings (data, settings, an incomplete part)
+/// and notes (seeds).
+fn disagreements(
+    parts: &[PartRecord],
+    jsons: &[Option<serde_json::Value>],
+) -> (Vec<String>, Vec<String>) {
+    let (mut warnings, mut notes) = (Vec::new(), Vec::new());
+    // The values in order of first appearance, when there are two or more.
+    let distinct = |what: &str, values: Vec<String>| -> Option<String> {
+        let mut seen: Vec<String> = Vec::new();
+        for v in values {
+            if !seen.contains(&v) {
+                seen.push(v);
+            }
+        }
+        (seen.len() > 1).then(|| format!("{what}: {}", seen.join(" vs ")))
+    };
+    let sha = |p: &PartRecord| {
+        p.data
+            .as_ref()
+            .and_then(|d| d["train"]["sha256"].as_str().map(String::from))
+    };
+    let shas: Vec<String> = parts.iter().filter_map(sha).collect();
+    if let Some(d) = distinct("training data sha256", shas) {
+        warnings.push(format!(
+            "the parts read different training data ({d}): their chains sampled different posteriors"
+        ));
+    }
+    for key in SHARED_SETTINGS {
+        let values: Vec<String> = jsons
+            .iter()
+            .flatten()
+            .map(|v| &v[key])
+            .filter(|v| !v.is_null())
+            .map(|v| v.to_string())
+            .collect();
+        if let Some(d) = distinct(key, values) {
+            warnings.push(format!(
+                "the parts ran with different settings ({d}): the merged chains are not one run's"
+            ));
+        }
+    }
+    for p in parts.iter().filter(|p| p.complete == Some(false)) {
+        warnings.push(format!(
+            "{} did not complete (its summary.json says so): its chains are shorter than planned",
+            p.dir
+        ));
+    }
+    let seeds: Vec<String> = parts
+        .iter()
+        .filter_map(|p| p.seed.map(|s| s.to_string()))
+        .collect();
+    if let Some(d) = distinct("seeds", seeds) {
+        notes.push(format!("the parts ran with different {d}"));
+    }
+    (warnings, notes)
 }
 
 /// A network's layers and what the checks read.
@@ -80,6 +200,8 @@ struct Part {
     names: Vec<String>,
     chains: Vec<Chain>,
     weighting: Option<Weighting>,
+    /// Its `summary.json`, when there and readable.
+    json: Option<serde_json::Value>,
 }
 
 /// A directory for the chains' draws while they are summarised, removed when dropped.
@@ -208,19 +330,47 @@ fn read_part(dir: &Path, scratch: &Path) -> Result<Part, String> {
         .into_iter()
         .map(Reading::finish)
         .collect::<Result<_, _>>()?;
-    let weighting = std::fs::read_to_string(dir.join("summary.json"))
+    let json = std::fs::read_to_string(dir.join("summary.json"))
         .ok()
-        .and_then(|s| serde_json::from_str::<serde_json::Value>(&s).ok())
-        .and_then(|v| match v["weighting"].as_str() {
-            Some("step") => Some(Weighting::Step),
-            Some("uniform") => Some(Weighting::Uniform),
-            _ => None,
-        });
+        .and_then(|s| serde_json::from_str::<serde_json::Value>(&s).ok());
+    let weighting = json.as_ref().and_then(|v| match v["weighting"].as_str() {
+        Some("step") => Some(Weighting::Step),
+        Some("uniform") => Some(Weighting::Uniform),
+        _ => None,
+    });
     Ok(Part {
         names,
         chains,
         weighting,
+        json,
     })
+}
+
+/// One line on a part: its chains, seed, training data and test metrics.
+fn part_line(p: &PartRecord) -> String {
+    let ids: Vec<String> = p.chain_ids.iter().map(|c| c.to_string()).collect();
+    let mut s = format!("{}: chains {}", p.dir, ids.join(", "));
+    if let Some(seed) = p.seed {
+        s += &format!("; seed {seed}");
+    }
+    if let Some(d) = &p.data
+        && let (Some(path), Some(sha)) =
+            (d["train"]["path"].as_str(), d["train"]["sha256"].as_str())
+    {
+        s += &format!("; train {path} (sha256 {}…)", &sha[..sha.len().min(12)]);
+    }
+    if let Some(t) = &p.test {
+        if let Some(a) = t["accuracy"].as_f64() {
+            s += &format!("; test accuracy {a:.4}");
+        }
+        if let Some(l) = t["log_lik_per_datum"].as_f64() {
+            s += &format!(", log predictive {l:.4} a datum");
+        }
+    }
+    if p.complete == Some(false) {
+        s += "; incomplete";
+    }
+    s
 }
 
 /// Merges, summarises, prints and (with `out`) writes `out/summary.json`.
@@ -232,8 +382,12 @@ pub fn run(cfg: &SummarizeConfig) -> Result<Merged, String> {
     let mut chains: Vec<Chain> = Vec::new();
     let mut weighting: Option<Weighting> = None;
     let scratch = Scratch::new()?;
+    let (mut records, mut jsons) = (Vec::new(), Vec::new());
     for dir in &cfg.dirs {
         let part = read_part(dir, &scratch.0)?;
+        let ids = part.chains.iter().map(|c| c.id).collect();
+        records.push(part_record(dir, ids, part.json.as_ref()));
+        jsons.push(part.json);
         match &names {
             None => names = Some(part.names),
             Some(n) if *n != part.names => {
@@ -287,7 +441,7 @@ pub fn run(cfg: &SummarizeConfig) -> Result<Merged, String> {
             .cloned()
             .collect(),
     });
-    let warnings = diagnose::warnings(
+    let mut warnings = diagnose::warnings(
         network.as_ref().map_or(&params, |n| &n.checked),
         &Evidence {
             chains: &chains,
@@ -299,6 +453,8 @@ pub fn run(cfg: &SummarizeConfig) -> Result<Merged, String> {
             symmetric: network.is_some(),
         },
     );
+    let (differ, notes) = disagreements(&records, &jsons);
+    warnings.extend(differ);
     let merged = Merged {
         sources: cfg.dirs.iter().map(|d| d.display().to_string()).collect(),
         chains: chains.len(),
@@ -309,6 +465,8 @@ pub fn run(cfg: &SummarizeConfig) -> Result<Merged, String> {
         params,
         network,
         warnings,
+        notes,
+        parts: records,
     };
     crate::out!(
         "sgld summarize: {} chains ({}) from {} directories, {} draws; means and sds weighted {}",
@@ -326,6 +484,12 @@ pub fn run(cfg: &SummarizeConfig) -> Result<Merged, String> {
             _ => "uniformly",
         }
     );
+    for p in &merged.parts {
+        crate::out!("  {}", part_line(p));
+    }
+    for n in &merged.notes {
+        crate::out!("note: {n}");
+    }
     if merged.diagnostic_thin > 1 {
         crate::out!(
             "{}",

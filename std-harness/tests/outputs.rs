@@ -221,6 +221,71 @@ fn a_run_split_by_chain_ids_and_summarized_is_the_whole_run() {
         assert_eq!(m["params"], w["params"], "{mode}: merged summary");
         assert_eq!(m["warnings"], w["warnings"], "{mode}: merged warnings");
         assert_eq!(m["chain_ids"], serde_json::json!([0, 1, 2, 3]));
+        // Each part's provenance is carried: seed, command line, data and its sha256.
+        let parts = m["parts"].as_array().unwrap();
+        assert_eq!(parts.len(), 2);
+        assert_eq!(parts[1]["chain_ids"], serde_json::json!([1, 2, 3]));
+        for p in parts {
+            assert_eq!(p["seed"], w["seed"]);
+            assert_eq!(p["complete"], true);
+            assert_eq!(p["data"]["train"]["sha256"], w["data"]["train"]["sha256"]);
+            assert!(p["command_line"].as_array().unwrap().len() > 3, "{p}");
+        }
+        assert_eq!(m["notes"], serde_json::json!([]));
+    }
+    // Parts of other seeds are a note; parts of other settings or data, warnings.
+    let part = |name: &str, extra: &[&str], train: &Path| {
+        let out = dir.path().join(name);
+        let o = sgld()
+            .args(["sample", "--model", "logistic", "--steps", "2000"])
+            .args(["--step-size", "const:2e-3", "--burn-in", "500"])
+            .args(["--chains", "4", "--chain-ids", "1..4"])
+            .args(extra)
+            .arg("--train")
+            .arg(train)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        out
+    };
+    let other = dir.path().join("other.csv");
+    let text = std::fs::read_to_string(&train).unwrap();
+    std::fs::write(&other, text.replacen('\n', "\n\n", 1)).unwrap();
+    let first = dir.path().join("given-a");
+    for (name, extra, file, said) in [
+        (
+            "seed7",
+            &["--seed", "7"][..],
+            &train,
+            "note: the parts ran with different seeds: 2011 vs 7",
+        ),
+        (
+            "prior",
+            &["--prior", "gaussian:1"][..],
+            &train,
+            "different settings (prior:",
+        ),
+        (
+            "data",
+            &[][..],
+            &other,
+            "different training data (training data sha256:",
+        ),
+    ] {
+        let p = part(name, extra, file);
+        let o = sgld()
+            .arg("summarize")
+            .arg(&first)
+            .arg(&p)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(text.contains(said), "{name}: {text}");
+        let warned = text.contains("warning: the parts");
+        assert_eq!(warned, name != "seed7", "{name}: {text}");
     }
     // A chain given twice is refused.
     let a = dir.path().join("given-a");
