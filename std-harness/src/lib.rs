@@ -19,6 +19,7 @@ pub mod diagnostics;
 pub mod exact;
 pub mod experiments;
 pub mod ica_tools;
+pub mod interrupt;
 pub mod plot;
 pub mod predict;
 pub mod sample;

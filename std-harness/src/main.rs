@@ -343,6 +343,9 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         Command::Sample(SampleCmd { args, sampler }) => {
             let sampler = sampler.unwrap_or(SamplerKind::default_for(args.model));
             let cfg = config(args, sampler)?;
+            // A signal stops the chains at their next block; the run then writes what
+            // it drew and exits non-zero (a second signal exits at once).
+            sgld_harness::interrupt::install()?;
             let (summary, failure) = sample::run(&cfg)?;
             if let Some(f) = failure {
                 eprintln!(

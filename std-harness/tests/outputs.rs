@@ -363,7 +363,17 @@ fn a_killed_run_leaves_no_file_under_a_final_name() {
     let train = dir.path().join("train.csv");
     data(&train);
     let out = dir.path().join("out");
-    let mut child = sgld()
+    let mut child = long_run(&train, &out);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(final_files(&out), Vec::<String>::new());
+    let partial = std::fs::read_dir(&out).unwrap().count();
+    assert!(partial > 0, "the partial files are where the run stopped");
+}
+
+/// Spawns a long run into `out` and waits until its chains write their draws.
+fn long_run(train: &Path, out: &Path) -> std::process::Child {
+    let child = sgld()
         .args([
             "sample",
             "--model",
@@ -372,23 +382,75 @@ fn a_killed_run_leaves_no_file_under_a_final_name() {
             "const:0.001",
         ])
         .args(["--steps", "50000000", "--thin", "1", "--train"])
-        .arg(&train)
+        .arg(train)
         .arg("--out")
-        .arg(&out)
+        .arg(out)
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Until the chains are writing their draws.
     let started = std::time::Instant::now();
-    while !(out.exists() && std::fs::read_dir(&out).unwrap().count() > 0) {
+    while !(out.exists() && std::fs::read_dir(out).unwrap().count() > 0) {
         assert!(started.elapsed().as_secs() < 60, "the run never started");
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     std::thread::sleep(std::time::Duration::from_millis(300));
-    child.kill().unwrap();
-    child.wait().unwrap();
+    child
+}
+
+fn signal(child: &std::process::Child, name: &str) {
+    let ok = std::process::Command::new("kill")
+        .args([&format!("-{name}"), &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "kill -{name}");
+}
+
+/// SIGINT (or SIGTERM) stops the chains at their next block: the run writes what it drew
+/// under the final names, summary.json says it is not complete and why, draws.csv ends
+/// on a whole line, and the exit is non-zero. A second signal exits at once (130) and
+/// leaves only temporary files.
+#[cfg(unix)]
+#[test]
+fn a_signal_stops_the_run_and_keeps_what_it_drew() {
+    let dir = tempfile::tempdir().unwrap();
+    let train = dir.path().join("train.csv");
+    data(&train);
+    for name in ["INT", "TERM"] {
+        let out = dir.path().join(format!("out-{name}"));
+        let child = long_run(&train, &out);
+        signal(&child, name);
+        let o = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(err.contains("stopping at the next block"), "{err}");
+        assert!(err.contains("interrupted by a signal"), "{err}");
+        let s = summary(&out);
+        assert_eq!(s["complete"], false);
+        let warned = s["warnings"].as_array().unwrap();
+        assert!(
+            warned.iter().any(|w| w
+                .as_str()
+                .unwrap()
+                .contains("the run was interrupted by a signal (chain 0 at step")),
+            "{warned:?}"
+        );
+        let text = std::fs::read_to_string(out.join("draws.csv")).unwrap();
+        assert!(text.ends_with('\n'));
+        let fields = text.lines().next().unwrap().split(',').count();
+        let rows = text.lines().skip(1).count();
+        assert!(rows > 1000, "{rows} draws");
+        assert!(text.lines().all(|l| l.split(',').count() == fields));
+        assert!(s["steps"].as_u64().unwrap() < 50_000_000);
+    }
+    let out = dir.path().join("out-twice");
+    let child = long_run(&train, &out);
+    signal(&child, "INT");
+    std::thread::sleep(std::time::Duration::from_millis(2));
+    signal(&child, "INT");
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(130), "{err}");
     assert_eq!(final_files(&out), Vec::<String>::new());
-    let partial = std::fs::read_dir(&out).unwrap().count();
-    assert!(partial > 0, "the partial files are where the run stopped");
 }

@@ -264,7 +264,8 @@ pub fn run(
                 }
             },
         }
-        if !failed(&chains) || restarts == MAX_RESTARTS {
+        // A signal's stop is not a step too large: no restart.
+        if !failed(&chains) || restarts == MAX_RESTARTS || crate::interrupt::requested() {
             break;
         }
         let why = chains

@@ -216,6 +216,9 @@ pub fn advance_all<S: Schedule + Sync, A: Sampler + Sync>(
     });
 }
 
+/// Steps between two looks at whether a signal asked the run to stop.
+const INTERRUPT_CHECK: u64 = 4096;
+
 /// Advances one chain by `stretch.steps` steps.
 pub fn advance<S: Schedule, A: Sampler>(
     ch: &mut Chain,
@@ -320,6 +323,10 @@ fn steps<S: Schedule, A: Sampler>(
         }
         ch.steps_run += 1;
         let step = ch.steps_run;
+        if step.is_multiple_of(INTERRUPT_CHECK) && crate::interrupt::requested() {
+            ch.failure = Some((step, crate::interrupt::WHY.into()));
+            break;
+        }
         if stretch.count_moves && prev != state.theta() {
             ch.moves += 1;
             prev.copy_from_slice(state.theta());

@@ -506,13 +506,24 @@ pub struct Evidence<'a> {
 pub fn warnings(params: &[ParamSummary], ev: &Evidence<'_>) -> Vec<String> {
     let mut w = ev.earlier.clone();
     let d = params.len();
+    let mut interrupted = Vec::new();
     for ch in ev.chains {
-        if let Some((step, why)) = &ch.failure {
-            w.push(format!(
+        match &ch.failure {
+            Some((step, why)) if why == crate::interrupt::WHY => {
+                interrupted.push(format!("chain {} at step {step}", ch.id));
+            }
+            Some((step, why)) => w.push(format!(
                 "chain {} refused a non-finite step at step {step} and stopped: {why}",
                 ch.id
-            ));
+            )),
+            None => {}
         }
+    }
+    if !interrupted.is_empty() {
+        w.push(format!(
+            "the run was interrupted by a signal ({}): the draws are those before it, and the run is not complete",
+            interrupted.join(", ")
+        ));
     }
     let min_kept = ev.chains.iter().map(Chain::kept).min().unwrap_or(0);
     if min_kept < 4 {

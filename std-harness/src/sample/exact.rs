@@ -330,6 +330,10 @@ fn transitions(
     let thin = thin.max(1);
     let tick = (steps / 100).max(1);
     for k in 0..steps {
+        if crate::interrupt::requested() {
+            ch.failure = Some((ch.steps_run, crate::interrupt::WHY.into()));
+            break;
+        }
         let e = da.as_ref().map_or(eps, |a| a.step_size());
         let info = match run.transition(e, &mut ch.rng) {
             Ok(info) => info,
@@ -558,7 +562,10 @@ pub fn run(
         phases = vec![Phase::Window(next), Phase::Fast(50)];
     }
     let eps = common_step(&das);
-    if matches!(cfg.burn_in, BurnIn::Auto) && !converged {
+    if matches!(cfg.burn_in, BurnIn::Auto)
+        && !converged
+        && !chains.iter().any(|c| c.failure.is_some())
+    {
         warnings.push(format!(
             "warm-up ended after {warm} steps without the chains agreeing (split R̂ {rhat:.3} over its windows): the draws may still remember their starts, or the chains are in different modes"
         ));

@@ -1,0 +1,37 @@
+//! Stopping a run on SIGINT or SIGTERM (Ctrl-C, `timeout`, a batch scheduler): the first
+//! signal asks every chain to stop at its next block, after which the run writes what
+//! it drew (its `summary.json` saying `"complete": false` and why) and exits non-zero; a
+//! second signal exits at once, leaving only the temporary `.partial` files behind.
+//!
+//! The library never installs a handler: a program that embeds it keeps its own
+//! signals; the `sgld` command calls [`install`].
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static REQUESTED: AtomicBool = AtomicBool::new(false);
+
+/// Why a chain that stopped on a signal stopped (its failure's text).
+pub const WHY: &str = "interrupted by a signal (SIGINT or SIGTERM)";
+
+/// The exit status of a run stopped at once by a second signal (128 + SIGINT).
+pub const EXIT_AT_ONCE: i32 = 130;
+
+/// Installs the handler: the first signal sets the flag [`requested`] reads and says so
+/// on stderr; the second exits at once.
+pub fn install() -> Result<(), String> {
+    ctrlc::set_handler(|| {
+        if REQUESTED.swap(true, Ordering::SeqCst) {
+            eprintln!("sgld: a second signal: exiting at once (only .partial files are left)");
+            std::process::exit(EXIT_AT_ONCE);
+        }
+        eprintln!(
+            "sgld: stopping at the next block and writing what was drawn (a second signal exits at once)"
+        );
+    })
+    .map_err(|e| format!("cannot install the signal handler: {e}"))
+}
+
+/// Whether a signal asked the run to stop.
+pub fn requested() -> bool {
+    REQUESTED.load(Ordering::Relaxed)
+}
