@@ -60,6 +60,17 @@ pub fn default_rng(seed: u64) -> DefaultRng {
     DefaultRng::seed_from_u64(seed)
 }
 
+/// A uniform draw in `[0, 1)` with 53 random bits (a Metropolis test's).
+///
+/// ```
+/// let mut rng = sgld::noise::default_rng(7);
+/// let u = sgld::noise::uniform(&mut rng);
+/// assert!((0.0..1.0).contains(&u));
+/// ```
+pub fn uniform<R: Rng + ?Sized>(rng: &mut R) -> f64 {
+    (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+}
+
 const TWO_PI_OVER_2_24: f32 = core::f32::consts::TAU / 16_777_216.0;
 const TWO_POW_M31: f32 = 1.0 / 2_147_483_648.0;
 /// Words per block: sixteen words give sixteen pairs of normals.

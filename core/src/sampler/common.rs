@@ -223,10 +223,7 @@ pub(crate) fn clip_to(grad: &mut [f32], c: f32) {
     }
 }
 
-/// A uniform draw in `[0, 1)` with 53 random bits.
-pub(crate) fn uniform<R: Rng + ?Sized>(rng: &mut R) -> f64 {
-    (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-}
+pub(crate) use crate::noise::uniform;
 
 /// `‖x‖₂` of a slice.
 pub(crate) fn norm(x: &[f32]) -> f32 {

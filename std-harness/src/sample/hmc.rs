@@ -21,7 +21,7 @@
 use rand_core::Rng;
 use sgld::Error;
 use sgld::gradient::{full_grad_log_posterior, full_log_posterior};
-use sgld::noise::fill_normal;
+use sgld::noise::{fill_normal, uniform};
 use sgld::sampler::MalaInfo;
 
 use super::mode::MetricStore;
@@ -494,11 +494,6 @@ fn reject(mut info: MalaInfo) -> MalaInfo {
     info.log_ratio = f64::NEG_INFINITY;
     info.accept_prob = 0.0;
     info
-}
-
-/// A uniform draw in `[0, 1)` with 53 random bits.
-fn uniform<R: Rng + ?Sized>(rng: &mut R) -> f64 {
-    (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
 }
 
 #[cfg(test)]
