@@ -560,12 +560,14 @@ pub fn run(ctx: &Context) -> Result<(), String> {
         };
         let _ = writeln!(
             rep,
-            "| {name} | {a:.3} ± {sa:.3} | {b:.3} ± {sb:.3} | {ptr} | {pte} | {ess:.0} |"
+            "| {name} | {a:.3} ± {sa:.3} | {b:.3} ± {sb:.3} | {ptr} | {pte} | {} |",
+            rate(ess)
         );
         for (c, v) in csv_cols.iter_mut().zip([a, sa, b, sb, ess]) {
             c.push(v);
         }
     }
+    rep += "\nESS/s: each parameter's ESS over the last iterates, over the run's seconds; the median over parameters. SGD has none: an optimiser's iterates are not draws.\n";
     let _ = writeln!(
         rep,
         "\nMALA: {mala_iters} full-data iterations, the step adapted over the first half to {mala_eps:.2e} (acceptance {mala_acc:.2} after), the exact reference in place of the paper's NUTS.\n"
@@ -610,8 +612,8 @@ pub fn run(ctx: &Context) -> Result<(), String> {
             let ess = median(t.ess(KEEP.min(toy_iters / 2)));
             let _ = writeln!(
                 rep,
-                "| {name} | {m} | {a:.3} | {:.0} | {ess:.0} |",
-                ess / t.seconds
+                "| {name} | {m} | {a:.3} | {} | {ess:.0} |",
+                rate(ess / t.seconds)
             );
         }
         let circles = name == "circles";
@@ -648,4 +650,33 @@ pub fn run(ctx: &Context) -> Result<(), String> {
     rep += "\nPosterior-predictive probability (decision boundary at 0.5), averaged over the last 500 iterates:\n\n![boundaries](toy_boundaries.svg)\n\nTrace plots on the separable set:\n\n![traces](toy_traces.svg)\n";
     std::fs::write(ctx.out.join("report.md"), rep)
         .map_err(|e| format!("cannot write report.md: {e}"))
+}
+/// An ESS per second for a table: three significant digits below 100 (a slow sampler's
+/// rate is not rounded to 0), whole numbers above; "–" where there is none.
+fn rate(v: f64) -> String {
+    if !v.is_finite() {
+        "–".into()
+    } else if v == 0.0 {
+        "0".into()
+    } else if v < 100.0 {
+        let decimals = (2 - v.abs().log10().floor() as i32).max(0) as usize;
+        format!("{v:.decimals$}")
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rate;
+
+    #[test]
+    fn rates_keep_three_significant_digits() {
+        assert_eq!(rate(f64::NAN), "–");
+        assert_eq!(rate(0.0), "0");
+        assert_eq!(rate(0.012345), "0.0123");
+        assert_eq!(rate(0.4), "0.400");
+        assert_eq!(rate(45.67), "45.7");
+        assert_eq!(rate(1234.5), "1234");
+    }
 }
