@@ -141,6 +141,11 @@ enum Kind {
     },
     Float,
     Double,
+    /// Decimals stored as big-endian two's complement bytes (at most 16), over
+    /// `10^scale`.
+    WideDecimal {
+        scale: i32,
+    },
 }
 
 /// The kind of column `c`, or why it cannot be a number a row.
@@ -178,22 +183,22 @@ fn kind(c: &ColumnDescriptor) -> Result<Kind, String> {
                 | ConvertedType::UINT_32
                 | ConvertedType::UINT_64
         );
-    let scale = if matches!(logical, Some(LogicalType::Decimal { .. }))
-        || converted == ConvertedType::DECIMAL
-    {
-        c.type_scale()
-    } else {
-        0
-    };
+    let decimal =
+        matches!(logical, Some(LogicalType::Decimal { .. })) || converted == ConvertedType::DECIMAL;
+    let scale = if decimal { c.type_scale() } else { 0 };
     Ok(match c.physical_type() {
         Physical::BOOLEAN => Kind::Bool,
         Physical::INT32 | Physical::INT64 => Kind::Int { unsigned, scale },
         Physical::FLOAT => Kind::Float,
         Physical::DOUBLE => Kind::Double,
+        Physical::FIXED_LEN_BYTE_ARRAY if decimal && c.type_length() <= 16 => {
+            Kind::WideDecimal { scale }
+        }
         t => {
             let what = match t {
                 Physical::BYTE_ARRAY => "text or bytes",
-                Physical::FIXED_LEN_BYTE_ARRAY => "fixed-length bytes (a wide decimal?)",
+                Physical::FIXED_LEN_BYTE_ARRAY if decimal => "decimals wider than 128 bits",
+                Physical::FIXED_LEN_BYTE_ARRAY => "fixed-length bytes",
                 _ => "96-bit integers (legacy timestamps)",
             };
             return Err(format!(
@@ -213,17 +218,25 @@ fn integer(v: i64, unsigned: bool, mask: u64) -> f64 {
     }
 }
 
+/// A big-endian two's complement integer of at most 16 bytes (a wide decimal's unscaled
+/// value).
+fn big_endian(bytes: &[u8]) -> f64 {
+    let negative = bytes.first().is_some_and(|&b| b & 0x80 != 0);
+    let mut v: i128 = if negative { -1 } else { 0 };
+    for &b in bytes.iter().take(16) {
+        v = (v << 8) | b as i128;
+    }
+    v as f64
+}
+
 /// Reads every value of one column chunk of `rows` rows into `out`, converted by `f`.
 fn read_column<T: DataType>(
     mut r: ColumnReaderImpl<T>,
     rows: usize,
     nullable: bool,
-    f: impl Fn(T::T) -> f64,
+    f: impl Fn(&T::T) -> f64,
     out: &mut Vec<f32>,
-) -> Result<(), String>
-where
-    T::T: Copy,
-{
+) -> Result<(), String> {
     let (mut values, mut defs) = (Vec::with_capacity(BATCH), Vec::with_capacity(BATCH));
     while out.len() < rows {
         values.clear();
@@ -242,7 +255,7 @@ where
             let k = defs.iter().position(|&l| l == 0).unwrap_or(read);
             return Err(format!("row {} is null (missing)", out.len() + k + 1));
         }
-        out.extend(values[..read].iter().map(|&v| f(v) as f32));
+        out.extend(values[..read].iter().map(|v| f(v) as f32));
     }
     Ok(())
 }
@@ -263,11 +276,11 @@ fn column(
         let mut out = Vec::with_capacity(rows);
         match (r, kind) {
             (ColumnReader::BoolColumnReader(r), Kind::Bool) => {
-                read_column(r, rows, nullable, |v| v as u8 as f64, &mut out)?
+                read_column(r, rows, nullable, |&v| v as u8 as f64, &mut out)?
             }
             (ColumnReader::Int32ColumnReader(r), Kind::Int { unsigned, scale }) => {
                 let s = 10f64.powi(scale);
-                let f = |v: i32| integer(v as i64, unsigned, u32::MAX as u64) / s;
+                let f = |&v: &i32| integer(v as i64, unsigned, u32::MAX as u64) / s;
                 read_column(r, rows, nullable, f, &mut out)?
             }
             (ColumnReader::Int64ColumnReader(r), Kind::Int { unsigned, scale }) => {
@@ -276,15 +289,20 @@ fn column(
                     r,
                     rows,
                     nullable,
-                    |v| integer(v, unsigned, u64::MAX) / s,
+                    |&v| integer(v, unsigned, u64::MAX) / s,
                     &mut out,
                 )?
             }
             (ColumnReader::FloatColumnReader(r), Kind::Float) => {
-                read_column(r, rows, nullable, |v| v as f64, &mut out)?
+                read_column(r, rows, nullable, |&v| v as f64, &mut out)?
             }
             (ColumnReader::DoubleColumnReader(r), Kind::Double) => {
-                read_column(r, rows, nullable, |v| v, &mut out)?
+                read_column(r, rows, nullable, |&v| v, &mut out)?
+            }
+            (ColumnReader::FixedLenByteArrayColumnReader(r), Kind::WideDecimal { scale }) => {
+                let s = 10f64.powi(scale);
+                let f = |v: &parquet::data_type::FixedLenByteArray| big_endian(v.data()) / s;
+                read_column(r, rows, nullable, f, &mut out)?
             }
             _ => return Err("a column reader of another type than its schema".into()),
         }
@@ -584,6 +602,13 @@ mod tests {
             integer(i64::MIN, true, u64::MAX),
             9_223_372_036_854_775_808.0
         );
+        assert_eq!(big_endian(&[0x01, 0x00]), 256.0);
+        assert_eq!(big_endian(&[0xff, 0xfe]), -2.0);
+        assert_eq!(
+            big_endian(&[0x80; 16]),
+            i128::from_be_bytes([0x80; 16]) as f64
+        );
+        assert_eq!(big_endian(&[]), 0.0);
         let ts = LogicalType::Timestamp(TimestampType {
             is_adjusted_to_u_t_c: true,
             unit: TimeUnit::NANOS,

@@ -217,9 +217,10 @@ fn run_impl(cfg: &SampleConfig, print: bool) -> Result<(Summary, Option<String>)
     if print {
         // On stderr, beside the progress bars: when the reading ended and what it took.
         eprintln!(
-            "sgld sample: read {} training rows of {} features in {:.2} s",
+            "sgld sample: read {} training rows of {} feature{} in {:.2} s",
             problem.n_train(),
             problem.features,
+            if problem.features == 1 { "" } else { "s" },
             started.elapsed().as_secs_f64()
         );
     }
