@@ -20,6 +20,7 @@ pub mod online;
 pub mod rng;
 pub mod sampler;
 pub mod schedule;
+pub mod transform;
 
 pub use error::Error;
 pub use sampler::{ChainState, Sampler, Sgld, SgldState, StepInfo};

@@ -14,6 +14,7 @@ macro_rules! out {
 
 pub mod bench;
 pub mod compare;
+pub mod constrained;
 pub mod data;
 pub mod diagnostics;
 pub mod exact;

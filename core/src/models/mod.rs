@@ -6,6 +6,7 @@
 //! mini-batch sum belongs to the gradient estimator, not to the model: the estimator
 //! passes it to [`Model::scaled_grad`].
 
+mod dist;
 mod gaussian_mean;
 mod glm;
 mod linreg;
@@ -14,6 +15,7 @@ mod mixture;
 mod mlp;
 mod prior;
 
+pub use dist::{Dist, PerBlock};
 pub use gaussian_mean::GaussianMean;
 pub use glm::{DenseRows, Design, Family, Glm, Poisson, Probit, inverse_mills, log_normal_cdf};
 pub use linreg::LinearRegression;

@@ -1,4 +1,5 @@
-//! Priors as values: independent Laplace or Gaussian coordinates, or flat.
+//! Priors as values: independent Laplace or Gaussian coordinates, or flat; the other
+//! families, and a prior per block, are in [`super::dist`].
 
 use crate::error::{Error, check_positive};
 
@@ -14,6 +15,13 @@ pub trait Prior {
     }
     /// `log p(θ)` including its normalising constant, in f64.
     fn log_density(&self, theta: &[f32]) -> f64;
+    /// `out[j] += −∂² log p(θ)/∂θⱼ²` where positive: the prior's precision that the
+    /// warm-up's Laplace approximation adds to the likelihood's (the default adds
+    /// nothing, a flat prior's).
+    #[inline]
+    fn add_curvature(&self, theta: &[f32], out: &mut [f64]) {
+        let _ = (theta, out);
+    }
 }
 
 /// Independent Laplace coordinates `p(θⱼ) = e^{−|θⱼ|/b} / 2b` (§5.2 uses `b = 1`).
@@ -74,6 +82,15 @@ impl Prior for Laplace {
         let norm = libm::log(2.0 * b);
         theta.iter().map(|&t| -(t as f64).abs() / b - norm).sum()
     }
+
+    /// `1/(2b²)`, the precision of the Gaussian of the same variance (the density has no
+    /// second derivative).
+    fn add_curvature(&self, theta: &[f32], out: &mut [f64]) {
+        let b = self.scale as f64;
+        for o in out.iter_mut().take(theta.len()) {
+            *o += 1.0 / (2.0 * b * b);
+        }
+    }
 }
 
 /// Independent Gaussian coordinates `θⱼ ~ N(0, σ²)`.
@@ -110,6 +127,12 @@ impl Prior for Gaussian {
             .iter()
             .map(|&t| -0.5 * (t as f64) * (t as f64) / v - norm)
             .sum()
+    }
+
+    fn add_curvature(&self, theta: &[f32], out: &mut [f64]) {
+        for o in out.iter_mut().take(theta.len()) {
+            *o += 1.0 / self.variance as f64;
+        }
     }
 }
 

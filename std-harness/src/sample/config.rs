@@ -252,6 +252,13 @@ pub struct SampleConfig {
 }
 
 impl SampleConfig {
+    /// The command's defaults for a library call ([`crate::sample::sample_model`]),
+    /// which takes its model, data and prior from its target: every option as
+    /// `sgld sample` has it, the outputs into `out`.
+    pub fn defaults(out: PathBuf) -> Self {
+        Self::new(ModelKind::Logistic, PathBuf::new(), out)
+    }
+
     /// A configuration with every default of `sgld sample` (the sampler: `kfac` for
     /// `mlp`, `sgld` for the other models).
     pub fn new(model: ModelKind, train: PathBuf, out: PathBuf) -> Self {

@@ -26,13 +26,13 @@ pub fn publish(paths: &[PathBuf]) -> Result<(), String> {
 }
 
 /// Whether `name` is a file `sgld sample` writes: `summary.json`, `draws.csv`,
-/// `chain_N.csv`, `chain_N.npy`, or one of their partial files.
+/// `unconstrained.csv`, `chain_N.csv`, `chain_N.npy`, or one of their partial files.
 fn ours(name: &str) -> bool {
     let name = name
         .strip_prefix('.')
         .and_then(|n| n.strip_suffix(".partial"))
         .unwrap_or(name);
-    if name == "summary.json" || name == "draws.csv" {
+    if name == "summary.json" || name == "draws.csv" || name == "unconstrained.csv" {
         return true;
     }
     let Some(rest) = name.strip_prefix("chain_") else {

@@ -30,6 +30,7 @@ pub mod network;
 pub mod output;
 pub mod pipeline;
 pub mod problem;
+pub mod report;
 mod spectrum;
 pub mod warmup;
 

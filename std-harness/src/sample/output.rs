@@ -441,9 +441,15 @@ pub fn print_table(s: &Summary, notes: &[String], out: &Path) {
         1 => "chain_1.csv, .npy".to_string(),
         c => format!("chain_{{1..{c}}}.csv, .npy"),
     };
+    let u = out.join("unconstrained.csv");
     crate::out!(
-        "wrote {}, {} and {}",
+        "wrote {}, {}{} and {}",
         out.join("draws.csv").display(),
+        if u.exists() {
+            format!("{}, ", u.display())
+        } else {
+            String::new()
+        },
         out.join("summary.json").display(),
         out.join(chains).display()
     );

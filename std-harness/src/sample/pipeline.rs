@@ -37,7 +37,8 @@ use super::config::{SampleConfig, SamplerKind, Weighting};
 use super::network::{self, GridPoint, Scaling};
 use super::output::{self, DataFiles, ParamSummary, Summary, TestSummary};
 use super::problem::ModelSync;
-use super::{Bars, Sampled, adaptive, cmdstan, diagnose, fixed, mode, warmup};
+use super::{Bars, Sampled, adaptive, cmdstan, diagnose, fixed, mode, report, warmup};
+use crate::constrained::{Constrained, Support};
 
 /// The diagonal of the prior's precision at θ (the warm-up's Laplace approximation adds
 /// it to the empirical Fisher information).
@@ -45,6 +46,9 @@ pub type PriorPrecision<'a> = &'a (dyn Fn(&[f32]) -> Vec<f64> + Sync);
 
 /// Test-set metrics from pooled draws and their weights.
 pub type TestMetrics<'a> = &'a (dyn Fn(&[(Vec<f32>, f64)]) -> Result<TestSummary, String> + Sync);
+
+/// Quantities computed from each draw θ (on the model's scale) and reported beside it.
+pub type Derived<'a> = &'a (dyn Fn(&[f32]) -> Vec<f32> + Sync);
 
 /// A model to sample with what the outputs say about it.
 pub struct Target<'a> {
@@ -78,6 +82,11 @@ pub struct Target<'a> {
     pub laplace: Option<f32>,
     /// Warnings about the data, reported first among the run's.
     pub warnings: Vec<String>,
+    /// The supports of a [`Constrained`] model's parameters: the draws are reported as
+    /// `θ = T(u)` ([`Target::constrained`]).
+    pub supports: Option<&'a [(Support, usize)]>,
+    /// Derived quantities' names and their function of θ ([`Target::with_derived`]).
+    pub derived: Option<(Vec<String>, Derived<'a>)>,
 }
 
 impl<'a> Target<'a> {
@@ -98,7 +107,34 @@ impl<'a> Target<'a> {
             smooth: true,
             laplace: None,
             warnings: Vec::new(),
+            supports: None,
+            derived: None,
         }
+    }
+
+    /// A model written on its parameters' own scale, sampled on the unconstrained one
+    /// ([`Constrained`]), with one name per parameter. Draws, summaries, R̂, ESS and the
+    /// CmdStan files report θ; `unconstrained.csv` holds the sampler's coordinates `u`
+    /// (the columns named by [`crate::constrained::unconstrained_names`]), as do the
+    /// `chain_N.npy` files, and `lp__` is the log density of u (the log-Jacobian
+    /// included, as in Stan).
+    pub fn constrained<M: sgld::models::Model + Sync + ?Sized>(
+        model: &'a Constrained<'a, M>,
+        name: &str,
+        names: Vec<String>,
+    ) -> Self {
+        Self {
+            supports: Some(model.blocks()),
+            ..Self::new(model, name, names)
+        }
+    }
+
+    /// Quantities reported beside the parameters: `f(θ)` gives one value per name at
+    /// each draw θ (on the model's scale), and each is summarised, diagnosed and written
+    /// as a parameter is (e.g. the non-centred `θⱼ = μ + τ θ̃ⱼ`).
+    pub fn with_derived(mut self, names: Vec<String>, f: Derived<'a>) -> Self {
+        self.derived = Some((names, f));
+        self
     }
 
     /// A one-hidden-layer network called `name` with one name per parameter
@@ -234,6 +270,7 @@ pub fn sample_model(target: &Target<'_>, cfg: &SampleConfig) -> Result<Outcome, 
         mut sampled,
         starts,
         laplace_sds,
+        mode,
         step_grid,
     } = chains(target, cfg, &bars)?;
     sampled
@@ -259,12 +296,20 @@ pub fn sample_model(target: &Target<'_>, cfg: &SampleConfig) -> Result<Outcome, 
             sampled.thin
         ));
     }
+    // What the user's model reports (θ on its own scale, derived quantities), where it
+    // differs from the sampler's coordinates.
+    let reported = report::chains(target, &sampled.chains)?;
+    let shown: &[Chain] = reported.as_deref().unwrap_or(&sampled.chains);
+    let names = report::names(target);
+    let laplace_sds = report::laplace_sds(target, &mode, &laplace_sds);
     let mut files = vec![cfg.out.join("draws.csv")];
-    output::write_draws(
-        &super::files::partial(&files[0]),
-        &target.names,
-        &sampled.chains,
-    )?;
+    output::write_draws(&super::files::partial(&files[0]), &names, shown)?;
+    if let Some(blocks) = target.supports {
+        files.push(cfg.out.join("unconstrained.csv"));
+        let u_names = crate::constrained::unconstrained_names(blocks, &target.names);
+        let path = super::files::partial(&cfg.out.join("unconstrained.csv"));
+        output::write_draws(&path, &u_names, &sampled.chains)?;
+    }
     let command_line = cfg.command_line.join(" ");
     let header = cmdstan::Header {
         model: &target.name,
@@ -276,13 +321,7 @@ pub fn sample_model(target: &Target<'_>, cfg: &SampleConfig) -> Result<Outcome, 
         seconds: sampled.seconds,
         command_line: &command_line,
     };
-    cmdstan::write(
-        &cfg.out,
-        &header,
-        &target.names,
-        &sampled.chains,
-        lp.as_deref(),
-    )?;
+    cmdstan::write(&cfg.out, &header, &names, shown, lp.as_deref())?;
     for c in &sampled.chains {
         files.push(cfg.out.join(format!("chain_{}.csv", c.id + 1)));
         if c.draws.path().is_some() {
@@ -301,9 +340,16 @@ pub fn sample_model(target: &Target<'_>, cfg: &SampleConfig) -> Result<Outcome, 
             _ => 1.0,
         }
     };
-    let params = diagnose::summarise(&sampled.chains, &target.names, &weight)?;
+    let params = diagnose::summarise(shown, &names, &weight)?;
+    // The test metrics see θ as the model does (without derived quantities).
     let test = match target.test {
-        Some(t) if kept > 0 => Some(t(&pooled_draws(&sampled.chains, &weight)?)?),
+        Some(t) if kept > 0 => {
+            let mut pooled = pooled_draws(shown, &weight)?;
+            for (theta, _) in &mut pooled {
+                theta.truncate(model.dim());
+            }
+            Some(t(&pooled)?)
+        }
         _ => None,
     };
     // A network's single weights are not identified: the checks read lp__ and the noise
@@ -334,7 +380,7 @@ pub fn sample_model(target: &Target<'_>, cfg: &SampleConfig) -> Result<Outcome, 
     let warnings = diagnose::warnings(
         checked,
         &diagnose::Evidence {
-            chains: &sampled.chains,
+            chains: shown,
             target_ess: cfg.target_ess,
             alpha: (cfg.alpha, sampled.alpha),
             laplace_sds: &laplace_sds,
@@ -395,7 +441,7 @@ pub fn sample_model(target: &Target<'_>, cfg: &SampleConfig) -> Result<Outcome, 
         batch: sampled.batch,
         step_size: sampled.step_label.clone(),
         thin: sampled.thin,
-        diagnostic_thin: diagnose::diagnostic_thin(&sampled.chains) as u64,
+        diagnostic_thin: diagnose::diagnostic_thin(shown) as u64,
         target_ess: cfg.target_ess,
         alpha_target: cfg.alpha,
         warmup: sampled.warmup.clone(),
@@ -421,6 +467,8 @@ struct Run {
     starts: Vec<Vec<f32>>,
     /// The Laplace approximation's sds (none for a network).
     laplace_sds: Vec<f64>,
+    /// The mode they are at (none for a network).
+    mode: Vec<f32>,
     /// A network's step search.
     step_grid: Vec<GridPoint>,
 }
@@ -434,6 +482,7 @@ fn chains(target: &Target<'_>, cfg: &SampleConfig, bars: &Bars) -> Result<Run, S
             sampled: r.sampled,
             starts: r.starts,
             laplace_sds: vec![],
+            mode: vec![],
             step_grid: r.step_grid,
         });
     }
@@ -473,6 +522,7 @@ fn chains(target: &Target<'_>, cfg: &SampleConfig, bars: &Bars) -> Result<Run, S
         sampled,
         starts,
         laplace_sds: lap.sds,
+        mode: lap.mode.theta,
         step_grid: vec![],
     })
 }
