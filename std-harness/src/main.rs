@@ -72,7 +72,8 @@ struct SampleCmd {
     #[command(flatten)]
     args: SampleArgs,
     /// The sampler (default: sgld; kfac for --model mlp). precond and sghd use the
-    /// covariance of a pilot SGLD run as metric; kfac is for networks.
+    /// warm-up's metric (the Laplace approximation at the L-BFGS mode); kfac is for
+    /// networks.
     #[arg(long, value_enum)]
     sampler: Option<SamplerKind>,
 }
@@ -137,7 +138,7 @@ struct SampleArgs {
     /// cyclical:EPS0,CYCLES, used as given.
     #[arg(long, default_value = "auto")]
     step_size: StepChoice,
-    /// auto (adapted: until chains from dispersed starts agree, split R̂ <= 1.01; a given
+    /// auto (adapted: until chains from dispersed starts agree, split R̂ <= 1.05; a given
     /// schedule: where eq. 10's threshold falls below --alpha; --model mlp: 3/13 of the
     /// steps) or a number of steps.
     #[arg(long, default_value = "auto")]
@@ -183,7 +184,7 @@ struct SampleArgs {
     /// Clip the gradient estimate to this Euclidean norm (off by default).
     #[arg(long)]
     clip: Option<f32>,
-    /// Control-variate gradients (SGLD-CV) around a centre found by SGD; chains start there.
+    /// Control-variate gradients (SGLD-CV) around the mode found by L-BFGS.
     #[arg(long)]
     cv: bool,
     /// Temperature τ: injected noise N(0, ετ), target p(θ|X)^(1/τ); 0 is the optimiser.
@@ -234,7 +235,7 @@ struct BenchArgs {
 
 #[derive(Debug, Args)]
 struct ReproduceArgs {
-    /// gmm, logreg or all.
+    /// bank, boston, uci, gmm, ica, linreg, logreg, meg or all.
     experiment: String,
     /// A reduced run of each experiment (seconds, for CI).
     #[arg(long)]

@@ -68,19 +68,21 @@ pub enum NetOutput {
 pub enum SamplerKind {
     /// SGLD, eq. 4.
     Sgld,
-    /// SGLD preconditioned by the covariance of a pilot SGLD run (eq. 9).
+    /// SGLD preconditioned (eq. 9) by the warm-up's metric: the covariance of the Laplace
+    /// approximation at the L-BFGS mode, or of the warm-up draws where that misleads.
     Precond,
     /// pSGLD: RMSprop preconditioner (Li et al. 2016).
     Psgld,
     /// SGHMC with friction (Chen et al. 2014).
     Sghmc,
-    /// SGHD: leapfrog with the pilot covariance as mass (Lasri & Chaoui).
+    /// SGHD: leapfrog with the warm-up's covariance as mass (Lasri & Chaoui).
     Sghd,
     /// SGNHT: thermostat (Ding et al. 2014).
     Sgnht,
-    /// MALA on the full data (exact, slow: the reference), with metric the inverse of
-    /// the empirical Fisher plus the identity at an SGD estimate of the mode, where it
-    /// starts (default step `1.5·d^{-1/3}`).
+    /// MALA on the full data (exact), with the warm-up's metric (the Laplace
+    /// approximation at the L-BFGS mode: the empirical Fisher information plus the
+    /// prior's precision, or the Hessian) from dispersed starts; the step adapted to an
+    /// acceptance of 0.65 (a given schedule: used as given).
     Mala,
     /// K-FAC preconditioned SGLD (Nado et al.) for `--model mlp`: the network's Fisher
     /// approximated per layer by a Kronecker product, refreshed every 10 steps.

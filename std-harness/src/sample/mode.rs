@@ -242,7 +242,8 @@ impl History {
 /// With many rows the search runs first on a subsample ([`Rows::warmup`]) scaled to the
 /// whole, then on all rows from there with the curvature the subsample taught, so its
 /// full-data passes do not grow with N. Each search stops when the gradient's largest
-/// entry falls below `10⁻⁵·N`, a line search fails (a kink of a Laplace prior, or f32
+/// entry falls below `10⁻⁵·N` or, where a curvature preconditions it, the Newton
+/// decrement `gᵀP⁻¹g` below 0.01; when a line search fails (a kink of a Laplace prior, or f32
 /// round-off), or after 500 iterations. Errors when the log posterior at the start is
 /// not finite.
 pub fn find_mode(model: &dyn ModelSync, start: &[f32]) -> Result<Mode, String> {
