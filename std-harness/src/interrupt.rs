@@ -4,7 +4,7 @@
 //! second signal exits at once, leaving only the temporary `.partial` files behind.
 //!
 //! The library never installs a handler: a program that embeds it keeps its own
-//! signals; the `sgld` command calls [`install`].
+//! signals; the `sgld` command calls `install` (the `cli` feature).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -18,6 +18,7 @@ pub const EXIT_AT_ONCE: i32 = 130;
 
 /// Installs the handler: the first signal sets the flag [`requested`] reads and says so
 /// on stderr; the second exits at once.
+#[cfg(feature = "cli")]
 pub fn install() -> Result<(), String> {
     ctrlc::set_handler(|| {
         if REQUESTED.swap(true, Ordering::SeqCst) {
@@ -29,6 +30,18 @@ pub fn install() -> Result<(), String> {
         );
     })
     .map_err(|e| format!("cannot install the signal handler: {e}"))
+}
+
+/// Asks a running `sample_model` to stop as a signal would (from a program's own
+/// handler, a timer or a GUI): each chain stops at its next block, and the call returns
+/// what was drawn with the run marked incomplete. The request stays until [`clear`].
+pub fn request() {
+    REQUESTED.store(true, Ordering::SeqCst);
+}
+
+/// Withdraws a [`request`], so that the next run samples to its end.
+pub fn clear() {
+    REQUESTED.store(false, Ordering::SeqCst);
 }
 
 /// Whether a signal asked the run to stop.

@@ -13,14 +13,17 @@ macro_rules! out {
 }
 
 pub mod bench;
+#[cfg(feature = "plots")]
 pub mod compare;
 pub mod constrained;
 pub mod data;
 pub mod diagnostics;
 pub mod exact;
+#[cfg(feature = "plots")]
 pub mod experiments;
 pub mod ica_tools;
 pub mod interrupt;
+#[cfg(feature = "plots")]
 pub mod plot;
 pub mod predict;
 pub mod sample;

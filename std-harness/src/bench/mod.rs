@@ -57,7 +57,8 @@ use workloads::ICA_D;
 pub use workloads::{A9a, Gmm, IcaBench, Noise, gmm_data, ica_data, synthetic_a9a};
 
 /// The workloads `sgld bench` can run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum WorkloadKind {
     /// SGLD on a9a logistic regression (d = 124, batch 10).

@@ -3,9 +3,11 @@
 
 pub mod chunked;
 pub mod csv_table;
+#[cfg(feature = "fetch")]
 pub mod fetch;
 pub mod libsvm;
 pub mod npy;
+#[cfg(feature = "parquet")]
 pub mod parquet_table;
 pub mod registry;
 
@@ -376,7 +378,10 @@ pub fn load_hashed(
     match format {
         Format::Libsvm => libsvm::read_hashed(path),
         Format::Csv => csv_table::read_hashed(path, target),
+        #[cfg(feature = "parquet")]
         Format::Parquet => parquet_table::read_hashed(path, target),
+        #[cfg(not(feature = "parquet"))]
+        Format::Parquet => Err(no_parquet(path)),
         Format::Npy => {
             let column = target
                 .map(|t| {
@@ -396,6 +401,16 @@ pub fn load_hashed(
     }
 }
 
+/// The error for a Parquet file in a build without the `parquet` feature.
+#[cfg(not(feature = "parquet"))]
+fn no_parquet(path: &Path) -> DataError {
+    DataError::new(
+        path,
+        0,
+        "Parquet tables need sgld-harness's `parquet` feature (on by default)".to_string(),
+    )
+}
+
 /// The name of the response column a CSV or Parquet file's `target` takes: that name,
 /// checked to be a column, or the last column's; `None` for the formats without names.
 pub fn target_name(
@@ -405,13 +420,17 @@ pub fn target_name(
 ) -> Result<Option<String>, DataError> {
     match format {
         Format::Csv => csv_table::target_name(path, target).map(Some),
+        #[cfg(feature = "parquet")]
         Format::Parquet => parquet_table::target_name(path, target).map(Some),
+        #[cfg(not(feature = "parquet"))]
+        Format::Parquet => Err(no_parquet(path)),
         Format::Libsvm | Format::Npy => Ok(None),
     }
 }
 
 /// A data file format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum Format {
     /// LIBSVM / svmlight sparse text: `label idx:value …` with 1-based indices.
     Libsvm,

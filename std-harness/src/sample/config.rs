@@ -9,7 +9,8 @@ use crate::data::Format;
 use crate::spec::{BurnIn, InitSpec, PriorSpec, StepChoice, StepSpec, Thin};
 
 /// The model to sample.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum ModelKind {
     /// Logistic regression `p(y|x,β) = σ(y βᵀx)` (§5.2); labels ±1 or 0/1 (0 is read as −1).
@@ -53,7 +54,8 @@ impl ModelKind {
 }
 
 /// The output of `--model mlp`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum NetOutput {
     /// Regression: `y ~ N(f(x), 1/λ)` with `log λ` learned under PBP's `Gamma(6, 6)` prior.
@@ -63,7 +65,8 @@ pub enum NetOutput {
 }
 
 /// The sampler (`sgld sample --sampler`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum SamplerKind {
     /// SGLD, eq. 4.
@@ -169,7 +172,8 @@ pub fn cv_applies(sampler: SamplerKind, cv: bool) -> bool {
 }
 
 /// How the summary weights the draws.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum Weighting {
     /// Uniform for a constant step, by step size (eq. 11) for a changing one.
