@@ -17,14 +17,15 @@ use sgld::schedule::Constant;
 use super::adapt;
 use super::bias;
 use super::blocks::{WARMUP_RHAT, sample_to_target};
-use super::chains::{self, Chain, Estimator, Stretch, advance_all, chain_seed};
+use super::chains::{self, Chain, Estimator, Sampled, Stretch, advance_all};
 use super::config::{SampleConfig, SamplerKind};
 use super::diagnose;
 use super::exact;
 use super::mode::MetricStore;
 use super::problem::ModelSync;
+use super::progress::Bars;
+use super::seeds::Stream;
 use super::warmup::{self, Laplace, MAX_WHITE_STEP, WarmupSummary};
-use super::{Bars, Sampled};
 use crate::spec::{BurnIn, Thin};
 
 /// The step is set for α at this fraction of `--alpha`, so that α at any one state stays
@@ -77,7 +78,7 @@ pub fn run(
     let n = model.len();
     let mode = &lap.mode.theta;
     let mut metric = lap.metric.clone();
-    let mut rng = DefaultRng::seed_from_u64(chain_seed(cfg.seed, u64::MAX - 3));
+    let mut rng = DefaultRng::seed_from_u64(Stream::NoiseRows.seed(cfg.seed));
     let rows = warmup::noise_rows(model, &mut rng);
     // The noise of both estimators at four draws from the Laplace approximation.
     let probes: Vec<Vec<f32>> = (0..4).map(|_| lap.draw(&mut rng, 1.0)).collect();
@@ -151,7 +152,7 @@ pub fn run(
      -> Result<(), String> {
         let bad = |what: &'static str| move |e: sgld::Error| format!("{what}: {e}");
         let sampler = PrecondSgld::new(metric.metric(), d).map_err(bad("the metric"))?;
-        let sampler = super::with_options!(sampler, cfg);
+        let sampler = super::config::with_options!(sampler, cfg);
         let schedule = Constant::new(eps as f32).map_err(|e| format!("step size {eps:e}: {e}"))?;
         let stretch = Stretch {
             schedule: &schedule,
@@ -308,7 +309,7 @@ pub fn run(
     // Sampling: with --steps, at most AUTO_DRAWS draws per chain under --thin auto (the
     // ESS-driven length keeps about eight per autocorrelation time of its target).
     let thin = match (cfg.thin, cfg.steps) {
-        (Thin::Auto, Some(s)) => thin_for(eps).max(super::auto_thin(s)),
+        (Thin::Auto, Some(s)) => thin_for(eps).max(super::config::auto_thin(s)),
         _ => thin_for(eps),
     };
     let budget = cfg.max_steps.saturating_sub(warm).max(1);

@@ -11,10 +11,10 @@ use sgld::models::Model;
 use sgld::noise::DefaultRng;
 use sgld::sampler::Mala;
 
-use super::chains::chain_seed;
 use super::config::SampleConfig;
 use super::mode::MetricStore;
 use super::problem::ModelSync;
+use super::seeds::Stream;
 
 /// With mini-batches the step is shrunk until the full-data Metropolis acceptance of its
 /// Langevin proposal, averaged over the chains' states, is at least this: the drift's
@@ -153,14 +153,14 @@ pub fn acceptance(
     let mala = metric
         .mala(whole)
         .map_err(|e| format!("the bias check's metric: {e}"))?;
-    let mala = super::with_options!(mala, cfg);
+    let mala = super::config::with_options!(mala, cfg);
     let d = model.dim();
     let mut sum = 0.0f64;
     let mut count = 0usize;
     for (k, p) in points.iter().enumerate() {
         let mut theta = p.clone();
         let mut scratch = vec![0.0f32; Mala::<()>::scratch_len(d)];
-        let mut rng = DefaultRng::seed_from_u64(chain_seed(cfg.seed, u64::MAX - 64 - k as u64));
+        let mut rng = DefaultRng::seed_from_u64(Stream::BiasCheck(k).seed(cfg.seed));
         count += PROPOSALS;
         let Ok(mut state) = mala.init(&mut theta, &mut scratch) else {
             continue;

@@ -13,6 +13,9 @@ use sgld::schedule::Schedule;
 use super::draws::Draws;
 use super::kept::Kept;
 use super::problem::ModelSync;
+use super::records::WarmupSummary;
+use super::seeds::Stream;
+pub use super::seeds::chain_seed;
 use crate::spec::BurnIn;
 
 /// The gradient estimator the chains share.
@@ -67,7 +70,7 @@ pub fn from_starts(
         .iter()
         .enumerate()
         .map(|(c, s)| {
-            let mut chain = Chain::new(c, s.clone(), chain_seed(seed, c as u64));
+            let mut chain = Chain::new(c, s.clone(), Stream::Chain(c).seed(seed));
             if let Some(dir) = dir {
                 chain.draws = Draws::to_file(s.len(), &super::files::partial(&npy_path(dir, c)))?;
             }
@@ -88,15 +91,43 @@ pub fn select(chains: &mut Vec<Chain>, ids: Option<&std::ops::Range<usize>>) {
     }
 }
 
-/// Mixes a seed and a chain number into an independent generator seed (SplitMix64).
-pub fn chain_seed(seed: u64, chain: u64) -> u64 {
-    let mut z = seed
-        ^ chain
-            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            .wrapping_add(0x632B_E59B_D9B4_E019);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+/// What the chains stage hands to diagnostics and output.
+pub struct Sampled {
+    /// The chains with their kept (post-warm-up, thinned) draws.
+    pub chains: Vec<Chain>,
+    /// Warm-up (burn-in) steps per chain.
+    pub burn_in: u64,
+    /// Steps per chain, warm-up included.
+    pub total_steps: u64,
+    /// What the warm-up found.
+    pub warmup: WarmupSummary,
+    /// The mini-batch size the chains used.
+    pub batch: usize,
+    /// Every `thin`-th step kept.
+    pub thin: u64,
+    /// The schedule as given (`auto` when adapted).
+    pub step_label: String,
+    /// Per-example gradients per step and chain.
+    pub grad_evals_per_step: f64,
+    /// Seconds of the chains.
+    pub seconds: f64,
+    /// Seconds and steps per chain of the sampling alone (after an adapted run's
+    /// warm-up; all of a given schedule's steps).
+    pub sampling: (f64, u64),
+    /// Whether every kept draw had the same step size.
+    pub constant_step: bool,
+    /// Lines printed before the table.
+    pub notes: Vec<String>,
+    /// Warnings found while sampling.
+    pub warnings: Vec<String>,
+    /// α of eq. 10 at the end, where measured.
+    pub alpha: Option<f64>,
+    /// (largest step, curvature) for the stability check.
+    pub stability: Option<(f64, f64)>,
+    /// The fraction of proposals accepted after warm-up (the exact path).
+    pub acceptance: Option<f64>,
+    /// Divergent transitions after warm-up (the exact path).
+    pub divergent: Option<u64>,
 }
 
 /// One chain: where it is, its generator, and what it kept.
@@ -163,6 +194,13 @@ impl Chain {
         self.record = Kept::default();
         self.pending = 0.0;
         Ok(())
+    }
+
+    /// Whether a signal stopped the chain ([`crate::interrupt`]), not a failed step.
+    pub fn interrupted(&self) -> bool {
+        self.failure
+            .as_ref()
+            .is_some_and(|(_, why)| why == crate::interrupt::WHY)
     }
 
     /// The number of kept draws.

@@ -8,6 +8,40 @@ use serde::Serialize;
 use crate::data::Format;
 use crate::spec::{BurnIn, InitSpec, PriorSpec, StepChoice, StepSpec, Thin};
 
+/// Steps per chain of a given schedule without `--steps`.
+pub const DEFAULT_STEPS: u64 = 10_000;
+
+/// Steps per chain of a network without `--steps`: the reproduction's 300 of burn-in and
+/// 1,000 more.
+pub const NETWORK_STEPS: u64 = 1_300;
+
+/// Draws per chain that `--thin auto` keeps at most: enough for the quantiles and the
+/// ESS of a few hundred, small enough that the outputs and their diagnostics stay quick.
+/// Every step after burn-in still counts in the means: a kept draw is weighted by the
+/// steps it stands for ([`super::kept::Kept::span`]).
+pub const AUTO_DRAWS: u64 = 4_000;
+
+/// The thinning that keeps at most [`AUTO_DRAWS`] of `steps` kept steps.
+pub fn auto_thin(steps: u64) -> u64 {
+    steps.div_ceil(AUTO_DRAWS).max(1)
+}
+
+/// The sampler `$s` with `$cfg`'s `--temperature` and `--clip` (each sampler's own
+/// `with_temperature` and `with_clip`), or the error naming the option.
+macro_rules! with_options {
+    ($s:expr, $cfg:expr) => {{
+        let bad = |what: &'static str| move |e: sgld::Error| format!("{what}: {e}");
+        let s = $s
+            .with_temperature($cfg.temperature)
+            .map_err(bad("--temperature"))?;
+        match $cfg.clip {
+            Some(c) => s.with_clip(c).map_err(bad("--clip"))?,
+            None => s,
+        }
+    }};
+}
+pub(crate) use with_options;
+
 /// The model to sample.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
@@ -366,8 +400,8 @@ pub fn validate(cfg: &SampleConfig) -> Result<(), String> {
         && let BurnIn::Steps(b) = cfg.burn_in
     {
         let steps = cfg.steps.unwrap_or(match cfg.model {
-            ModelKind::Mlp => crate::sample::network::DEFAULT_STEPS,
-            _ => crate::sample::DEFAULT_STEPS,
+            ModelKind::Mlp => NETWORK_STEPS,
+            _ => DEFAULT_STEPS,
         });
         if b >= steps {
             return Err(format!(

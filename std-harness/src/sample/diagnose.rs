@@ -6,7 +6,7 @@ use rayon::prelude::*;
 use sgld::estimate::WeightedMoments;
 
 use super::chains::Chain;
-use super::output::ParamSummary;
+use super::records::ParamSummary;
 use crate::diagnostics;
 
 /// R̂ above this is a warning (Vehtari et al. 2021).
@@ -506,25 +506,7 @@ pub struct Evidence<'a> {
 pub fn warnings(params: &[ParamSummary], ev: &Evidence<'_>) -> Vec<String> {
     let mut w = ev.earlier.clone();
     let d = params.len();
-    let mut interrupted = Vec::new();
-    for ch in ev.chains {
-        match &ch.failure {
-            Some((step, why)) if why == crate::interrupt::WHY => {
-                interrupted.push(format!("chain {} at step {step}", ch.id));
-            }
-            Some((step, why)) => w.push(format!(
-                "chain {} refused a non-finite step at step {step} and stopped: {why}",
-                ch.id
-            )),
-            None => {}
-        }
-    }
-    if !interrupted.is_empty() {
-        w.push(format!(
-            "the run was interrupted by a signal ({}): the draws are those before it, and the run is not complete",
-            interrupted.join(", ")
-        ));
-    }
+    w.extend(stops(ev.chains));
     let min_kept = ev.chains.iter().map(Chain::kept).min().unwrap_or(0);
     if min_kept < 4 {
         w.push(format!(
@@ -575,22 +557,9 @@ pub fn warnings(params: &[ParamSummary], ev: &Evidence<'_>) -> Vec<String> {
         ));
     }
     // Draws far wider than the Laplace approximation allows.
-    let mut random_walk = false;
-    if let Some((j, ratio)) = params
-        .iter()
-        .zip(ev.laplace_sds)
-        .map(|(p, s)| p.sd / s)
-        .enumerate()
-        .filter(|(_, r)| r.is_finite())
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-        && ratio > 10.0
-    {
-        w.push(format!(
-            "the draws of {} spread {ratio:.3e} times wider than the posterior's curvature at the mode allows: the step size is too large for the chain to feel the gradient",
-            params[j].name
-        ));
-        random_walk = true;
-    }
+    let wide = too_wide(params, ev.laplace_sds);
+    let random_walk = wide.is_some();
+    w.extend(wide);
     // Chains that a too-large step scattered are not modes.
     if !random_walk
         && !ev.symmetric
@@ -599,6 +568,48 @@ pub fn warnings(params: &[ParamSummary], ev: &Evidence<'_>) -> Vec<String> {
         w.push(msg);
     }
     w
+}
+
+/// The chains that stopped early: one warning per chain a non-finite step stopped, and
+/// one for all that a signal stopped.
+fn stops(chains: &[Chain]) -> Vec<String> {
+    let mut w = Vec::new();
+    let mut interrupted = Vec::new();
+    for ch in chains {
+        match &ch.failure {
+            Some((step, _)) if ch.interrupted() => {
+                interrupted.push(format!("chain {} at step {step}", ch.id));
+            }
+            Some((step, why)) => w.push(format!(
+                "chain {} refused a non-finite step at step {step} and stopped: {why}",
+                ch.id
+            )),
+            None => {}
+        }
+    }
+    if !interrupted.is_empty() {
+        w.push(format!(
+            "the run was interrupted by a signal ({}): the draws are those before it, and the run is not complete",
+            interrupted.join(", ")
+        ));
+    }
+    w
+}
+
+/// The warning for draws that spread more than ten times wider than the Laplace
+/// approximation's sds allow (a step too large for the chain to feel the gradient).
+fn too_wide(params: &[ParamSummary], laplace_sds: &[f64]) -> Option<String> {
+    let (j, ratio) = params
+        .iter()
+        .zip(laplace_sds)
+        .map(|(p, s)| p.sd / s)
+        .enumerate()
+        .filter(|(_, r)| r.is_finite())
+        .max_by(|a, b| a.1.total_cmp(&b.1))?;
+    (ratio > 10.0).then(|| format!(
+        "the draws of {} spread {ratio:.3e} times wider than the posterior's curvature at the mode allows: the step size is too large for the chain to feel the gradient",
+        params[j].name
+    ))
 }
 
 /// Chains that settled apart: for some parameter the chains' means differ by more than

@@ -22,14 +22,14 @@ use sgld::sampler::{ChainState, Mala, MalaInfo};
 
 use super::adapt::{self, DualAveraging};
 use super::blocks::{WARMUP_RHAT, sample_to_target};
-use super::chains::{self, Chain};
+use super::chains::{self, Chain, Sampled};
 use super::config::SampleConfig;
 use super::diagnose;
 use super::hmc::Hmc;
 use super::mode::MetricStore;
 use super::problem::ModelSync;
+use super::progress::Bars;
 use super::warmup::{Laplace, WarmupSummary};
-use super::{Bars, Sampled};
 use crate::spec::{BurnIn, Thin};
 
 /// The acceptance rate the step is adapted to. MALA's optimum on a Gaussian in many
@@ -215,7 +215,7 @@ fn kernel<'m>(
     Ok(match integrator {
         Integrator::Mala => {
             let m = metric.mala(model).map_err(bad)?;
-            Kernel::Mala(super::with_options!(m, cfg))
+            Kernel::Mala(super::config::with_options!(m, cfg))
         }
         Integrator::Hmc { laplace } => Kernel::Hmc(
             Hmc::new(model, metric, laplace, cfg.temperature as f64, cfg.clip).map_err(bad)?,
@@ -585,7 +585,7 @@ pub fn run(
         Thin::Auto => {
             let t = ((tau / 8.0).round() as u64).max(1);
             match cfg.steps {
-                Some(s) => t.max(super::auto_thin(s)),
+                Some(s) => t.max(super::config::auto_thin(s)),
                 None => t,
             }
         }

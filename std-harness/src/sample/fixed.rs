@@ -11,12 +11,14 @@ use sgld::noise::DefaultRng;
 use sgld::sampler::{Mala, PrecondSgld, Psgld, Sampler, Sghd, Sghmc, Sgnht};
 use sgld::schedule::Schedule;
 
-use super::chains::{self, Chain, Estimator, Stretch, advance_all, chain_seed};
+use super::chains::{self, Chain, Estimator, Sampled, Stretch, advance_all};
+use super::config::{DEFAULT_STEPS, auto_thin};
 use super::config::{SampleConfig, SamplerKind, cv_applies};
 use super::mode::{self, MetricStore};
 use super::problem::{ModelSync, Problem, with_model};
+use super::progress::Bars;
+use super::seeds::Stream;
 use super::warmup::{self, Laplace, WarmupSummary};
-use super::{Bars, DEFAULT_STEPS, Sampled, auto_thin};
 use crate::spec::{BurnIn, StepSpec, Thin};
 
 /// The default schedule of a sampler that does not adapt (or of `precond`/`sgld`
@@ -93,7 +95,7 @@ pub fn run(
     let bad = |what: &'static str| move |e: sgld::Error| format!("{what}: {e}");
     macro_rules! with_opts {
         ($s:expr) => {{
-            let s = super::with_options!($s, cfg);
+            let s = super::config::with_options!($s, cfg);
             let grads = s.grads_per_step() as f64;
             advance_all(&mut chains, model, est, &s, &stretch, &bars.bars);
             grads
@@ -149,7 +151,7 @@ pub fn run(
             } else {
                 &scaled
             };
-            let mut rng = DefaultRng::seed_from_u64(chain_seed(cfg.seed, u64::MAX - 3));
+            let mut rng = DefaultRng::seed_from_u64(Stream::NoiseRows.seed(cfg.seed));
             let rows = warmup::noise_rows(model, &mut rng);
             let mut worst = 0.0f64;
             for c in &chains {
@@ -273,7 +275,7 @@ fn burn_in(cfg: &SampleConfig, chains: &[Chain], steps: u64, n: usize) -> (u64, 
 fn scale_at(model: &dyn ModelSync, centre: &[f32], cfg: &SampleConfig) -> f64 {
     let d = model.dim();
     let est = MiniBatch::new(model);
-    let mut rng = DefaultRng::seed_from_u64(chain_seed(cfg.seed, u64::MAX - 2));
+    let mut rng = DefaultRng::seed_from_u64(Stream::PsgldScale.seed(cfg.seed));
     let batch_len = cfg.batch_or_default().min(model.len()).max(1);
     let (mut batch, mut g, mut sq) = (vec![0usize; batch_len], vec![0.0f32; d], vec![0.0f64; d]);
     for _ in 0..64 {

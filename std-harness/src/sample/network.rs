@@ -17,7 +17,6 @@ use std::time::Instant;
 
 use rand_core::SeedableRng;
 use rayon::prelude::*;
-use serde::Serialize;
 use sgld::Sgld;
 use sgld::gradient::MiniBatch;
 use sgld::kfac::{KfacSampler, KfacSgld};
@@ -27,15 +26,19 @@ use sgld::noise::{DefaultRng, fill_normal};
 use sgld::sampler::{Psgld, Sampler};
 use sgld::schedule::Schedule;
 
-use super::chains::{self, Chain, SharedEstimator, Stretch, advance_all, chain_seed};
-use super::config::{NetOutput, SampleConfig, SamplerKind};
-use super::output::{ParamSummary, TestSummary};
+use super::chains::{self, Chain, Sampled, SharedEstimator, Stretch, advance_all};
+use super::config::auto_thin;
+use super::config::{SampleConfig, SamplerKind};
+pub use super::net_model::{describe, groups, names, noise};
+use super::progress::Bars;
+use super::records::TestSummary;
+pub use super::records::{GridPoint, Group, NetworkSummary, Scaling};
+use super::seeds::Stream;
 use super::warmup::{self, WarmupSummary};
-use super::{Bars, Sampled, auto_thin};
 use crate::spec::{BurnIn, StepSpec, Thin};
 
 /// Steps per chain without `--steps`: the reproduction's 300 of burn-in and 1,000 more.
-pub const DEFAULT_STEPS: u64 = 1_300;
+pub const DEFAULT_STEPS: u64 = super::config::NETWORK_STEPS;
 /// The mini-batch without `--batch` (the reproduction's).
 pub const DEFAULT_BATCH: usize = 32;
 /// `--step-size auto` holds out every `HOLDOUT_EVERY`-th training row.
@@ -43,154 +46,6 @@ pub const HOLDOUT_EVERY: usize = 10;
 /// K-FAC's factor decay and refresh period (the reproduction's).
 const KFAC_DECAY: f32 = 0.95;
 const KFAC_REFRESH: u32 = 10;
-
-/// The standardisation of a network's inputs (and regression target), from the training
-/// rows: `(x − mean)/sd` per input, sd 1 for a constant column.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Scaling {
-    /// Each input's training mean.
-    pub x_mean: Vec<f64>,
-    /// Each input's training sd (1 where the column is constant).
-    pub x_sd: Vec<f64>,
-    /// The target's training mean (regression).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub y_mean: Option<f64>,
-    /// The target's training sd (regression): predictions in the data's units are
-    /// `y_mean + y_sd · f(x)`, the noise sd `y_sd · exp(−log_precision/2)`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub y_sd: Option<f64>,
-}
-
-fn mean_sd(v: impl Iterator<Item = f64> + Clone) -> (f64, f64) {
-    let n = v.clone().count().max(1) as f64;
-    let m = v.clone().sum::<f64>() / n;
-    let var = v.map(|a| (a - m).powi(2)).sum::<f64>() / n;
-    (m, if var > 0.0 { var.sqrt() } else { 1.0 })
-}
-
-impl Scaling {
-    /// The statistics of `x` (`n × d`, row-major) and, for regression, of `y`.
-    pub fn fit(x: &[f32], d: usize, y: Option<&[f32]>) -> Self {
-        let (x_mean, x_sd) = (0..d)
-            .map(|j| mean_sd(x.iter().skip(j).step_by(d.max(1)).map(|&v| v as f64)))
-            .unzip();
-        let (y_mean, y_sd) = match y.map(|y| mean_sd(y.iter().map(|&v| v as f64))) {
-            Some((m, s)) => (Some(m), Some(s)),
-            None => (None, None),
-        };
-        Self {
-            x_mean,
-            x_sd,
-            y_mean,
-            y_sd,
-        }
-    }
-
-    /// Standardises rows of inputs in place.
-    pub fn inputs(&self, x: &mut [f32]) {
-        let d = self.x_mean.len().max(1);
-        for row in x.chunks_exact_mut(d) {
-            for ((v, m), s) in row.iter_mut().zip(&self.x_mean).zip(&self.x_sd) {
-                *v = ((*v as f64 - m) / s) as f32;
-            }
-        }
-    }
-
-    /// Standardises regression targets in place (labels are left as they are).
-    pub fn targets(&self, y: &mut [f32]) {
-        if let (Some(m), Some(s)) = (self.y_mean, self.y_sd) {
-            for v in y {
-                *v = ((*v as f64 - m) / s) as f32;
-            }
-        }
-    }
-}
-
-/// One value of the step-size grid and the held-out log predictive density per datum
-/// its chain reached (−∞ where it diverged).
-#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
-pub struct GridPoint {
-    /// The step size.
-    pub step_size: f64,
-    /// Log predictive density per held-out row (standardised units).
-    pub validation_log_lik: f64,
-}
-
-/// One layer's weights or biases, summarised together.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Group {
-    /// `w1`, `b1`, `w2` or `b2`.
-    pub name: String,
-    /// Its parameters.
-    pub params: usize,
-    /// Root mean square of their posterior means.
-    pub rms_mean: f64,
-    /// Mean of their posterior sds.
-    pub mean_sd: f64,
-    /// Median R̂ (not a convergence check: the units permute between chains).
-    pub median_rhat: f64,
-    /// Smallest bulk ESS.
-    pub min_ess_bulk: f64,
-}
-
-/// summary.json's `network`: the shape, the scaling, the step search, the layers and the
-/// quantities the checks read.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct NetworkSummary {
-    /// Inputs per example.
-    pub inputs: usize,
-    /// Hidden ReLU units.
-    pub hidden: usize,
-    /// The output.
-    pub output: NetOutput,
-    /// The standardisation the draws assume (absent when the caller's data are used
-    /// as given).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub scaling: Option<Scaling>,
-    /// The step-size search of `--step-size auto` (empty for a given schedule).
-    pub step_grid: Vec<GridPoint>,
-    /// The layers.
-    pub groups: Vec<Group>,
-    /// The summaries R̂ and ESS are checked on: `lp__` (when computed) and
-    /// `log_precision` (regression).
-    pub checked: Vec<ParamSummary>,
-}
-
-/// The likelihood of an output.
-pub fn noise(output: NetOutput) -> Noise {
-    match output {
-        NetOutput::Gaussian => Noise::Learned {
-            shape: 6.0,
-            rate: 6.0,
-        },
-        NetOutput::Bernoulli => Noise::Bernoulli,
-    }
-}
-
-/// The output a network's noise model stands for.
-fn output_of(net: &Mlp<'_>) -> NetOutput {
-    match net.noise() {
-        Noise::Bernoulli => NetOutput::Bernoulli,
-        _ => NetOutput::Gaussian,
-    }
-}
-
-/// Parameter names in the network's order: per hidden unit `h` (from 1) its weights
-/// `w1[h:input]` and bias `b1[h]`, then `w2[h]`, `b2` and (regression with a learned
-/// precision) `log_precision`.
-pub fn names(inputs: &[String], hidden: usize, noise: Noise) -> Vec<String> {
-    let mut n = Vec::with_capacity(hidden * (inputs.len() + 2) + 2);
-    for h in 1..=hidden {
-        n.extend(inputs.iter().map(|x| format!("w1[{h}:{x}]")));
-        n.push(format!("b1[{h}]"));
-    }
-    n.extend((1..=hidden).map(|h| format!("w2[{h}]")));
-    n.push("b2".into());
-    if matches!(noise, Noise::Learned { .. }) {
-        n.push("log_precision".into());
-    }
-    n
-}
 
 /// A start as networks are initialised: the hidden layer `N(0, 2/D)` (He), the output
 /// layer `N(0, 0.1²)`, `log λ = 0`.
@@ -331,7 +186,7 @@ fn advance<S: Schedule + Sync>(
     let st = &cfg.settings;
     macro_rules! with_opts {
         ($s:expr) => {{
-            let s = super::with_options!($s, cfg);
+            let s = super::config::with_options!($s, cfg);
             advance_all(chains, net, est, &s, stretch, bars);
             s.grads_per_step() as f64
         }};
@@ -399,7 +254,11 @@ fn tune(
             let schedule = StepSpec::Const(eps as f64)
                 .schedule(proto.steps)
                 .map_err(|e| e.to_string())?;
-            let mut chain = vec![Chain::new(0, start.to_vec(), chain_seed(cfg.seed, 0))];
+            let mut chain = vec![Chain::new(
+                0,
+                start.to_vec(),
+                Stream::Chain(0).seed(cfg.seed),
+            )];
             advance(cfg, &fit, &mut chain, &proto.stretch(&schedule), &[])?;
             let ch = &chain[0];
             let mut draws = Vec::with_capacity(ch.kept());
@@ -460,7 +319,7 @@ pub fn run(
     let starts: Vec<Vec<f32>> = (0..cfg.chains)
         .map(|c| match &init {
             Some(rows) => rows[c.min(rows.len() - 1)].clone(),
-            None => start(net, chain_seed(cfg.seed, u64::MAX - 32 - c as u64)),
+            None => start(net, Stream::NetworkStart(c).seed(cfg.seed)),
         })
         .collect();
     let started = Instant::now();
@@ -543,49 +402,10 @@ pub fn run(
     })
 }
 
-/// The layers' summaries (`w1`, `b1`, `w2`, `b2`) of a network with `inputs` inputs and
-/// `hidden` units, from the per-parameter summaries in the network's order.
-pub fn groups(params: &[ParamSummary], inputs: usize, hidden: usize) -> Vec<Group> {
-    let k = inputs + 1;
-    let o = hidden * k;
-    let w1: Vec<usize> = (0..hidden).flat_map(|h| h * k..h * k + inputs).collect();
-    let b1: Vec<usize> = (0..hidden).map(|h| h * k + inputs).collect();
-    let w2: Vec<usize> = (o..o + hidden).collect();
-    [("w1", w1), ("b1", b1), ("w2", w2), ("b2", vec![o + hidden])]
-        .into_iter()
-        .map(|(name, at)| {
-            let ps: Vec<&ParamSummary> = at.iter().filter_map(|&j| params.get(j)).collect();
-            let n = ps.len().max(1) as f64;
-            let mut rhats: Vec<f64> = ps.iter().map(|p| p.rhat).collect();
-            rhats.sort_by(f64::total_cmp);
-            Group {
-                name: name.into(),
-                params: ps.len(),
-                rms_mean: (ps.iter().map(|p| p.mean * p.mean).sum::<f64>() / n).sqrt(),
-                mean_sd: ps.iter().map(|p| p.sd).sum::<f64>() / n,
-                median_rhat: rhats.get(rhats.len() / 2).copied().unwrap_or(f64::NAN),
-                min_ess_bulk: ps.iter().map(|p| p.ess_bulk).fold(f64::INFINITY, f64::min),
-            }
-        })
-        .collect()
-}
-
-/// The shape of `net` for summary.json (its groups and checks filled in by the caller).
-pub fn describe(net: &Mlp<'_>, scaling: Option<Scaling>) -> NetworkSummary {
-    NetworkSummary {
-        inputs: net.d_in(),
-        hidden: net.width(),
-        output: output_of(net),
-        scaling,
-        step_grid: vec![],
-        groups: vec![],
-        checked: vec![],
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sample::config::NetOutput;
 
     #[test]
     fn names_follow_the_parameter_order() {

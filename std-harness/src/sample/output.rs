@@ -8,63 +8,8 @@ use serde::Serialize;
 
 use super::chains::Chain;
 use super::config::Weighting;
-use super::warmup::WarmupSummary;
-
-/// One row of `summary.json`'s `params`.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct ParamSummary {
-    /// Parameter name.
-    pub name: String,
-    /// Posterior mean (weighted as chosen).
-    pub mean: f64,
-    /// Posterior standard deviation (weighted as chosen).
-    pub sd: f64,
-    /// 5% quantile.
-    pub q05: f64,
-    /// Median.
-    pub q50: f64,
-    /// 95% quantile.
-    pub q95: f64,
-    /// Bulk ESS (rank-normalised split chains).
-    pub ess_bulk: f64,
-    /// Tail ESS.
-    pub ess_tail: f64,
-    /// Rank-normalised split R̂.
-    pub rhat: f64,
-    /// The Monte Carlo standard error of the mean, `sd/√ess_mean` (stansummary's MCSE).
-    pub mcse_mean: f64,
-}
-
-/// Test-set metrics.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct TestSummary {
-    /// Accuracy of the posterior predictive (null for regression and the mixture).
-    pub accuracy: Option<f64>,
-    /// Mean log posterior-predictive density per test datum.
-    pub log_lik_per_datum: f64,
-    /// Root mean squared error of the posterior-predictive mean (linreg and poisson).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rmse: Option<f64>,
-}
-
-/// A data file and its checksum.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct DataFile {
-    /// The path as given.
-    pub path: String,
-    /// Lowercase hex sha256 of the file.
-    pub sha256: String,
-}
-
-/// The data a run read.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct DataFiles {
-    /// Training data.
-    pub train: DataFile,
-    /// Test data.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub test: Option<DataFile>,
-}
+use super::records::WarmupSummary;
+pub use super::records::{DataFile, DataFiles, ParamSummary, TestSummary};
 
 /// `summary.json`.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -159,7 +104,7 @@ pub struct Summary {
     /// A network's shape, scaling, step search, layers and checked quantities
     /// (`--model mlp`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub network: Option<super::network::NetworkSummary>,
+    pub network: Option<super::records::NetworkSummary>,
 }
 
 /// What a diagnostic thinning of `t` means, for the printed summary.
@@ -259,7 +204,7 @@ pub fn print_params(params: &[ParamSummary], all_in: &Path) {
 
 /// A network's compact table: its shape, one row per layer, and the quantities the
 /// checks read.
-fn print_network(net: &super::network::NetworkSummary, draws: &Path) {
+fn print_network(net: &super::records::NetworkSummary, draws: &Path) {
     let scaled = match &net.scaling {
         Some(sc) if sc.y_sd.is_some() => "; inputs and target standardised on the training rows",
         Some(_) => "; inputs standardised on the training rows",
@@ -283,7 +228,7 @@ fn print_network(net: &super::network::NetworkSummary, draws: &Path) {
 }
 
 /// One row per layer of a network.
-pub fn print_layers(groups: &[super::network::Group]) {
+pub fn print_layers(groups: &[super::records::Group]) {
     crate::out!(
         "{:<16} {:>7} {:>10} {:>9} {:>12} {:>13}",
         "layer",

@@ -5,12 +5,14 @@ use std::path::Path;
 use sgld::kernels::SparseIndex;
 use sgld::models::{
     BitRows, DenseRows, Family, Gaussian, Glm, Laplace, LinearRegression, LogisticBits,
-    LogisticDense, LogisticSparse, Mlp, Model, Poisson, Prior, Probit, SparseRows, TiedMixture,
+    LogisticDense, LogisticSparse, Mlp, Poisson, Prior, Probit, SparseRows, TiedMixture,
 };
 
 use super::config::{ModelKind, NetOutput, SampleConfig};
-use super::network::{self, Scaling};
-use super::output::{DataFile, DataFiles};
+use super::net_model;
+use super::records::Scaling;
+use super::records::{DataFile, DataFiles};
+pub use super::target::ModelSync;
 use crate::data::{self, Dataset, Features, Format};
 use crate::spec::PriorSpec;
 
@@ -260,7 +262,7 @@ impl Problem {
                 }
                 fitted.targets(&mut y);
                 fitted.targets(&mut y_test);
-                names = network::names(&train.names, cfg.hidden, network::noise(cfg.output));
+                names = net_model::names(&train.names, cfg.hidden, net_model::noise(cfg.output));
                 scaling = Some(fitted);
                 net = Some((cfg.hidden, cfg.output));
             }
@@ -302,7 +304,7 @@ impl Problem {
             Some(PriorSpec::Gaussian(v)) => v,
             _ => 1.0,
         };
-        Mlp::new(x, y, *d, hidden, prior_var, network::noise(output))
+        Mlp::new(x, y, *d, hidden, prior_var, net_model::noise(output))
             .map_err(|e| format!("invalid data or prior: {e}"))
     }
 
@@ -555,10 +557,6 @@ where
     }
 }
 
-/// A model that can be shared across the chains' threads.
-pub trait ModelSync: Model + Sync {}
-impl<M: Model + Sync> ModelSync for M {}
-
 impl Problem {
     /// The diagonal of the prior's precision at `theta`, for the Laplace approximation
     /// of the warm-up: `1/(2b²)` for Laplace(b) (the precision of the Gaussian of the same
@@ -587,6 +585,7 @@ impl Problem {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sgld::models::Model;
 
     /// Sparse rows of any width reach the sampler as the same model: the gradient through
     /// `logistic` equals the `u32` model's bit for bit, at dimensions that select `u8`,

@@ -5,7 +5,7 @@
 
 use super::chains::Chain;
 use super::draws::Draws;
-use super::pipeline::Target;
+use super::target::Target;
 
 /// The reported names: the parameters', then the derived quantities'.
 pub fn names(target: &Target<'_>) -> Vec<String> {

@@ -3,15 +3,15 @@
 //! the sampling threshold α of eq. 10 at `--alpha` in the preconditioned coordinates.
 
 use rand_core::SeedableRng;
-use serde::Serialize;
 use sgld::estimate::{sampling_threshold, threshold_scratch_len};
 use sgld::gradient::sample_batch;
 use sgld::noise::{DefaultRng, fill_normal};
 
-use super::chains::chain_seed;
 use super::config::SampleConfig;
 use super::mode::{self, MetricStore, Mode};
 use super::problem::ModelSync;
+pub use super::records::WarmupSummary;
+use super::seeds::Stream;
 use crate::spec::InitSpec;
 
 /// The largest adapted step in the preconditioned coordinates: the Euler step inflates a
@@ -177,7 +177,7 @@ pub fn starts(cfg: &SampleConfig, lap: &Laplace, init: Option<&[Vec<f32>]>) -> V
             .collect(),
         None => (0..cfg.chains)
             .map(|c| {
-                let seed = chain_seed(cfg.seed, u64::MAX - 16 - c as u64);
+                let seed = Stream::Start(c).seed(cfg.seed);
                 lap.draw(&mut DefaultRng::seed_from_u64(seed), START_SPREAD)
             })
             .collect(),
@@ -277,54 +277,4 @@ pub fn alpha_at(eps: f64, lambda: f64, batch: usize, n_data: usize, temperature:
         1.0
     };
     eps * nd * nd * lambda / (4.0 * batch as f64 * tau)
-}
-
-/// What the warm-up decided and measured, recorded in summary.json.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct WarmupSummary {
-    /// Whether the step, preconditioner and estimator were adapted (`--step-size auto`).
-    pub adapted: bool,
-    /// The sampler the chains ran (`precond`: SGLD with the Laplace preconditioner).
-    pub sampler: String,
-    /// `dense`, `diagonal` or `none`.
-    pub preconditioner: String,
-    /// Control-variate gradients around the mode.
-    pub cv: bool,
-    /// The mini-batch size.
-    pub batch: usize,
-    /// Every step on the whole data set, each row once (exact gradients).
-    pub full_batch: bool,
-    /// The step size the chains sampled with (the last, for a schedule).
-    pub step_size: f64,
-    /// α of eq. 10 at that step, measured at the chains' last states (largest).
-    pub alpha: f64,
-    /// L-BFGS iterations of the mode search on all rows (after those on a subsample).
-    pub mode_iterations: u32,
-    /// The rows the mode search read, in passes over the whole data set: it starts on a
-    /// subsample of large data, so this does not grow with N.
-    pub mode_passes: f64,
-    /// The log posterior at the mode estimate.
-    pub mode_log_posterior: f64,
-    /// Warm-up steps per chain (never summarised).
-    pub steps: u64,
-    /// Whether the chains agreed (split R̂ ≤ 1.05 over the warm-up's second half)
-    /// before the warm-up ended.
-    pub converged: bool,
-    /// The largest split R̂ over the warm-up's second half at its end.
-    pub rhat: f64,
-    /// Where the metric came from: `laplace` (the Laplace approximation at the mode,
-    /// which the warm-up draws agreed with), `draws` (the warm-up draws' covariance,
-    /// where they did not), or `none`.
-    pub metric: String,
-    /// Where the metric came from the draws: how far the Laplace approximation was from
-    /// them (the largest variance ratio of a whitened coordinate, either way, and the
-    /// largest offset of their mean from the mode in whitened units).
-    pub metric_disagreement: Option<[f64; 2]>,
-    /// The acceptance rate the step was adapted to (the exact path).
-    pub target_acceptance: Option<f64>,
-    /// Restarts of the warm-up at a smaller step after a chain went non-finite.
-    pub restarts: u32,
-    /// With mini-batches: the full-data Metropolis acceptance of the chosen step's
-    /// proposal at the warm-up's end (the bias check).
-    pub bias_acceptance: Option<f64>,
 }
