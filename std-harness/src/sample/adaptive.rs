@@ -162,6 +162,7 @@ pub fn run(
             full,
             burn_in: BurnIn::Steps(0),
             alpha: cfg.alpha,
+            temperature: cfg.temperature,
             thin,
             count_moves: false,
         };

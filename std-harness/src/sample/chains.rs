@@ -196,6 +196,18 @@ impl Chain {
         Ok(())
     }
 
+    /// Counts a kept step of size `eps` into the next draw's weight, and stores θ as
+    /// that draw when `keep` (every `thin`-th step).
+    fn store(&mut self, theta: &[f32], eps: f32, keep: bool) -> Result<(), String> {
+        self.pending += eps as f64;
+        if keep {
+            self.draws.push(theta)?;
+            let span = std::mem::take(&mut self.pending);
+            self.record.push(self.steps_run, eps, span);
+        }
+        Ok(())
+    }
+
     /// Whether a signal stopped the chain ([`crate::interrupt`]), not a failed step.
     pub fn interrupted(&self) -> bool {
         self.failure
@@ -225,6 +237,8 @@ pub struct Stretch<'a, S> {
     pub burn_in: BurnIn,
     /// The α target of `--burn-in auto`.
     pub alpha: f64,
+    /// The temperature τ of the injected noise (eq. 10's α divides by it).
+    pub temperature: f32,
     /// Keep every `thin`-th step.
     pub thin: u64,
     /// Count the steps that moved θ (MALA's acceptance rate).
@@ -287,42 +301,27 @@ fn steps<S: Schedule, A: Sampler>(
     stretch: &Stretch<'_, S>,
     bar: &ProgressBar,
 ) {
-    let d = model.dim();
     let n_data = model.len();
     let mut prev = if stretch.count_moves {
         state.theta().to_vec()
     } else {
         vec![]
     };
-    let mut batch: Vec<usize> = if stretch.full {
-        (0..n_data).collect()
-    } else {
-        vec![0usize; stretch.batch]
-    };
-    // Threshold checks (`--burn-in auto` with a schedule) on an auxiliary batch.
-    let m = stretch.batch.max(10).min(n_data.max(2));
-    let auto = matches!(stretch.burn_in, BurnIn::Auto);
-    let (mut aux, mut scores, mut tscratch) = if auto {
-        (
-            vec![0usize; m],
-            vec![0.0f32; m * d],
-            vec![0.0f64; threshold_scratch_len(m, d)],
-        )
-    } else {
-        (vec![], vec![], vec![])
-    };
-    let check_every = (stretch.total / 400).max(1);
+    let mut crossing = Crossing::new(stretch, model.dim(), n_data);
     let tick = (stretch.steps / 100).max(1);
     // Counters instead of a division a step: the next step that is a multiple of
     // `thin` (kept when storing), and the steps to the progress bar's next tick.
     let thin = stretch.thin.max(1);
     let mut next_keep = (ch.steps_run / thin + 1) * thin;
     let mut to_tick = tick;
-    let rng = &mut ch.rng;
     // Each step's batch is drawn a step ahead and its rows asked for (`prefetch`), so
     // that they reach the cache while the step before runs.
-    let mut next = batch.clone();
-    if !stretch.full && sample_batch(rng, n_data, &mut next).is_err() {
+    let (mut batch, mut next) = if stretch.full {
+        ((0..n_data).collect(), vec![])
+    } else {
+        (vec![0usize; stretch.batch], vec![0usize; stretch.batch])
+    };
+    if !stretch.full && sample_batch(&mut ch.rng, n_data, &mut next).is_err() {
         ch.failure = Some((ch.steps_run + 1, "empty data set".into()));
         return;
     }
@@ -333,31 +332,13 @@ fn steps<S: Schedule, A: Sampler>(
             std::mem::swap(&mut batch, &mut next);
             if k + 1 < stretch.steps {
                 // Cannot fail: the same draw as the one before the loop.
-                let _ = sample_batch(rng, n_data, &mut next);
+                let _ = sample_batch(&mut ch.rng, n_data, &mut next);
                 est.prefetch(&next);
             }
         }
-        match sampler.advance(state, est, &batch, eps, rng) {
-            Ok(info) if info.non_finite => {
-                let why = if !info.grad_norm.is_finite() {
-                    format!(
-                        "the gradient is not finite (exploding gradient; norm {}) — lower the step size or check the data scale",
-                        info.grad_norm
-                    )
-                } else {
-                    format!(
-                        "the update overflowed (step size {eps:e} too large for gradient norm {:e})",
-                        info.grad_norm
-                    )
-                };
-                ch.failure = Some((t + 1, why));
-                break;
-            }
-            Ok(_) => {}
-            Err(e) => {
-                ch.failure = Some((t + 1, e.to_string()));
-                break;
-            }
+        if let Err(why) = advance_one(sampler, state, est, &batch, eps, &mut ch.rng) {
+            ch.failure = Some((t + 1, why));
+            break;
         }
         ch.steps_run += 1;
         let step = ch.steps_run;
@@ -371,47 +352,11 @@ fn steps<S: Schedule, A: Sampler>(
         }
         let storing = match stretch.burn_in {
             BurnIn::Steps(b) => step > b,
-            BurnIn::Auto => {
-                if ch.crossed.is_none() && (t.is_multiple_of(check_every) || step == stretch.total)
-                {
-                    let ok = sample_batch(rng, n_data, &mut aux).is_ok()
-                        && scores_into(model, state.theta(), &aux, &mut scores).is_ok();
-                    if ok
-                        && let Ok(th) = sampling_threshold(
-                            &scores,
-                            m,
-                            d,
-                            eps as f64,
-                            n_data.max(m),
-                            None,
-                            &mut tscratch,
-                        )
-                    {
-                        // eq. 10 with the run's batch size n: α = ε N²/(4n) λ_max
-                        let alpha = eps as f64 * (n_data as f64).powi(2)
-                            / (4.0 * stretch.batch as f64)
-                            * th.lambda_max;
-                        if alpha < ch.min_alpha {
-                            ch.min_alpha = alpha;
-                            ch.lambda_at_min = th.lambda_max;
-                        }
-                        if alpha < stretch.alpha {
-                            ch.crossed = Some(step);
-                        }
-                    }
-                }
-                ch.crossed.is_some() || step > stretch.total / 2
-            }
+            BurnIn::Auto => crossing.storing(ch, model, state.theta(), eps, stretch),
         };
-        if storing {
-            ch.pending += eps as f64;
-            if step == next_keep {
-                if let Err(e) = ch.draws.push(state.theta()) {
-                    ch.failure = Some((step, e));
-                    break;
-                }
-                ch.record.push(step, eps, std::mem::take(&mut ch.pending));
-            }
+        if storing && let Err(e) = ch.store(state.theta(), eps, step == next_keep) {
+            ch.failure = Some((step, e));
+            break;
         }
         if step == next_keep {
             next_keep += thin;
@@ -421,5 +366,128 @@ fn steps<S: Schedule, A: Sampler>(
             bar.inc(tick);
             to_tick = tick;
         }
+    }
+}
+
+/// One step of `sampler`, or why the chain must stop.
+#[inline(always)]
+fn advance_one<A: Sampler>(
+    sampler: &A,
+    state: &mut A::State<'_>,
+    est: &SharedEstimator<'_>,
+    batch: &[usize],
+    eps: f32,
+    rng: &mut DefaultRng,
+) -> Result<(), String> {
+    match sampler.advance(state, est, batch, eps, rng) {
+        Ok(info) if info.non_finite => Err(non_finite(info.grad_norm, eps)),
+        Ok(_) => Ok(()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Why a step that went non-finite stopped its chain.
+#[cold]
+fn non_finite(grad_norm: f32, eps: f32) -> String {
+    if !grad_norm.is_finite() {
+        format!(
+            "the gradient is not finite (exploding gradient; norm {grad_norm}) — lower the step size or check the data scale"
+        )
+    } else {
+        format!(
+            "the update overflowed (step size {eps:e} too large for gradient norm {grad_norm:e})"
+        )
+    }
+}
+
+/// `--burn-in auto` with a given schedule: eq. 10's α measured on an auxiliary batch of
+/// `m` rows, until it falls below the target.
+struct Crossing {
+    m: usize,
+    aux: Vec<usize>,
+    scores: Vec<f32>,
+    scratch: Vec<f64>,
+}
+
+impl Crossing {
+    /// The buffers, allocated only where the burn-in is `auto`.
+    fn new<S>(stretch: &Stretch<'_, S>, d: usize, n_data: usize) -> Self {
+        let m = stretch.batch.max(10).min(n_data.max(2));
+        if !matches!(stretch.burn_in, BurnIn::Auto) {
+            return Self {
+                m,
+                aux: vec![],
+                scores: vec![],
+                scratch: vec![],
+            };
+        }
+        Self {
+            m,
+            aux: vec![0usize; m],
+            scores: vec![0.0f32; m * d],
+            scratch: vec![0.0f64; threshold_scratch_len(m, d)],
+        }
+    }
+
+    /// Whether the chain keeps its draws after this step: from where α first fell below
+    /// the target (checked every 1/400 of the run, and at its end), or past half the
+    /// run without that; records the smallest α and its `λ_max` on the chain.
+    fn storing<S>(
+        &mut self,
+        ch: &mut Chain,
+        model: &dyn ModelSync,
+        theta: &[f32],
+        eps: f32,
+        stretch: &Stretch<'_, S>,
+    ) -> bool {
+        let (t, step) = (ch.steps_run - 1, ch.steps_run);
+        let due = t.is_multiple_of((stretch.total / 400).max(1)) || step == stretch.total;
+        if ch.crossed.is_none()
+            && due
+            && let Some((alpha, lambda)) = self.alpha(&mut ch.rng, model, theta, eps, stretch)
+        {
+            if alpha < ch.min_alpha {
+                ch.min_alpha = alpha;
+                ch.lambda_at_min = lambda;
+            }
+            if alpha < stretch.alpha {
+                ch.crossed = Some(step);
+            }
+        }
+        ch.crossed.is_some() || step > stretch.total / 2
+    }
+
+    /// α of eq. 10 (the run's batch and temperature) and `λ_max` at θ for step `eps`,
+    /// where the batch and the scores could be formed.
+    #[cold]
+    fn alpha<S>(
+        &mut self,
+        rng: &mut DefaultRng,
+        model: &dyn ModelSync,
+        theta: &[f32],
+        eps: f32,
+        stretch: &Stretch<'_, S>,
+    ) -> Option<(f64, f64)> {
+        let (n_data, d) = (model.len(), model.dim());
+        sample_batch(rng, n_data, &mut self.aux).ok()?;
+        scores_into(model, theta, &self.aux, &mut self.scores).ok()?;
+        let th = sampling_threshold(
+            &self.scores,
+            self.m,
+            d,
+            eps as f64,
+            n_data.max(self.m),
+            None,
+            &mut self.scratch,
+        )
+        .ok()?;
+        let alpha = super::warmup::alpha_at(
+            eps as f64,
+            th.lambda_max,
+            stretch.batch,
+            n_data,
+            stretch.temperature,
+        );
+        Some((alpha, th.lambda_max))
     }
 }

@@ -85,6 +85,7 @@ pub fn run(
         full: false,
         burn_in: cfg.burn_in,
         alpha: cfg.alpha,
+        temperature: cfg.temperature,
         thin,
         count_moves: cfg.sampler == SamplerKind::Mala,
     };
@@ -181,34 +182,20 @@ pub fn run(
         chains,
         burn_in,
         total_steps: steps,
-        warmup: WarmupSummary {
-            adapted: false,
-            sampler: cfg.sampler.name().into(),
-            preconditioner: match cfg.sampler {
-                SamplerKind::Precond | SamplerKind::Sghd | SamplerKind::Mala => {
-                    lap.metric.kind().into()
-                }
-                _ => "none".into(),
-            },
-            cv: use_cv,
-            batch: cfg.batch_or_default(),
-            full_batch: false,
-            step_size: last_eps,
-            alpha: alpha.unwrap_or(f64::NAN),
-            mode_iterations: lap.mode.iterations,
-            mode_passes: lap.mode.passes,
-            mode_log_posterior: lap.mode.log_post,
-            steps: burn_in,
-            converged: false,
-            rhat: f64::NAN,
-            metric: match cfg.sampler {
-                SamplerKind::Precond | SamplerKind::Sghd | SamplerKind::Mala => "laplace".into(),
-                _ => "none".into(),
-            },
-            metric_disagreement: None,
-            target_acceptance: None,
-            restarts: 0,
-            bias_acceptance: None,
+        warmup: {
+            let laplace = matches!(
+                cfg.sampler,
+                SamplerKind::Precond | SamplerKind::Sghd | SamplerKind::Mala
+            );
+            WarmupSummary {
+                preconditioner: if laplace { lap.metric.kind() } else { "none" }.into(),
+                cv: use_cv,
+                alpha: alpha.unwrap_or(f64::NAN),
+                steps: burn_in,
+                metric: if laplace { "laplace" } else { "none" }.into(),
+                ..WarmupSummary::given(cfg.sampler.name(), cfg.batch_or_default(), last_eps)
+                    .with_mode(lap.mode.iterations, lap.mode.passes, lap.mode.log_post)
+            }
         },
         thin,
         batch: cfg.batch_or_default(),

@@ -165,6 +165,7 @@ impl Protocol {
             full: false,
             burn_in: BurnIn::Steps(self.burn_in),
             alpha: f64::INFINITY,
+            temperature: 1.0, // no α check: the burn-in is fixed
             thin: self.thin,
             count_moves: false,
         }
@@ -355,30 +356,14 @@ pub fn run(
             burn_in: proto.burn_in,
             total_steps: proto.steps,
             warmup: WarmupSummary {
-                adapted: false,
-                sampler: cfg.sampler.name().into(),
                 preconditioner: match cfg.sampler {
                     SamplerKind::Kfac => "kfac",
                     SamplerKind::Psgld => "rmsprop",
                     _ => "none",
                 }
                 .into(),
-                cv: false,
-                batch: proto.batch,
-                full_batch: false,
-                step_size: last_eps,
-                alpha: f64::NAN,
-                mode_iterations: 0,
-                mode_passes: 0.0,
-                mode_log_posterior: f64::NAN,
                 steps: proto.burn_in,
-                converged: false,
-                rhat: f64::NAN,
-                metric: "none".into(),
-                metric_disagreement: None,
-                target_acceptance: None,
-                restarts: 0,
-                bias_acceptance: None,
+                ..WarmupSummary::given(cfg.sampler.name(), proto.batch, last_eps)
             },
             thin: proto.thin,
             batch: proto.batch,

@@ -112,6 +112,44 @@ pub struct WarmupSummary {
     pub bias_acceptance: Option<f64>,
 }
 
+impl WarmupSummary {
+    /// What a run without the adapted warm-up records: its sampler, batch and (last)
+    /// step; no mode, metric or checks (`none`, NaN and 0 for what was not measured).
+    pub fn given(sampler: &str, batch: usize, step_size: f64) -> Self {
+        Self {
+            adapted: false,
+            sampler: sampler.into(),
+            preconditioner: "none".into(),
+            cv: false,
+            batch,
+            full_batch: false,
+            step_size,
+            alpha: f64::NAN,
+            mode_iterations: 0,
+            mode_passes: 0.0,
+            mode_log_posterior: f64::NAN,
+            steps: 0,
+            converged: false,
+            rhat: f64::NAN,
+            metric: "none".into(),
+            metric_disagreement: None,
+            target_acceptance: None,
+            restarts: 0,
+            bias_acceptance: None,
+        }
+    }
+
+    /// With the mode search's iterations, passes over the data and log posterior.
+    pub fn with_mode(self, iterations: u32, passes: f64, log_posterior: f64) -> Self {
+        Self {
+            mode_iterations: iterations,
+            mode_passes: passes,
+            mode_log_posterior: log_posterior,
+            ..self
+        }
+    }
+}
+
 /// The standardisation of a network's inputs (and regression target), from the training
 /// rows: `(x − mean)/sd` per input, sd 1 for a constant column.
 #[derive(Debug, Clone, Serialize, PartialEq)]
