@@ -19,7 +19,7 @@ const STAGES: &[(&str, &[&str])] = &[
     (
         "runs",
         &[
-            "adapt", "bias", "hmc", "blocks", "exact", "adaptive", "fixed", "network",
+            "samplers", "adapt", "bias", "hmc", "blocks", "exact", "adaptive", "fixed", "network",
         ],
     ),
     ("output", &["output", "cmdstan", "report"]),
@@ -130,7 +130,6 @@ const MAX_LINES: usize = 80;
 const LONGER: &[(&str, usize)] = &[
     ("adaptive::run", 327),
     ("exact::run", 239),
-    ("fixed::run", 166),
     ("pipeline::sample_model", 217),
     ("problem::load", 205),
 ];

@@ -10,6 +10,7 @@ use sgld::noise::DefaultRng;
 use sgld::sampler::{ChainState, Sampler};
 use sgld::schedule::Schedule;
 
+use super::config::{SampleConfig, SamplerKind};
 use super::draws::Draws;
 use super::kept::Kept;
 use super::problem::ModelSync;
@@ -243,6 +244,25 @@ pub struct Stretch<'a, S> {
     pub thin: u64,
     /// Count the steps that moved θ (MALA's acceptance rate).
     pub count_moves: bool,
+}
+
+impl<'a, S> Stretch<'a, S> {
+    /// `steps` steps of a given schedule with `cfg`'s batch, burn-in, α target and
+    /// temperature, keeping every `thin`-th (MALA's moves counted).
+    pub fn given(cfg: &SampleConfig, schedule: &'a S, steps: u64, thin: u64) -> Self {
+        Self {
+            schedule,
+            steps,
+            total: steps,
+            batch: cfg.batch_or_default(),
+            full: false,
+            burn_in: cfg.burn_in,
+            alpha: cfg.alpha,
+            temperature: cfg.temperature,
+            thin,
+            count_moves: cfg.sampler == SamplerKind::Mala,
+        }
+    }
 }
 
 /// Runs `stretch` on every chain in parallel (each chain's numbers depend on its own

@@ -5,26 +5,28 @@
 use std::time::Instant;
 
 use rand_core::SeedableRng;
-use sgld::Sgld;
 use sgld::gradient::{GradientEstimator, MiniBatch, sample_batch};
 use sgld::noise::DefaultRng;
-use sgld::sampler::{Mala, PrecondSgld, Psgld, Sampler, Sghd, Sghmc, Sgnht};
 use sgld::schedule::Schedule;
 
-use super::chains::{self, Chain, Estimator, Sampled, Stretch, advance_all};
+use super::chains::{self, Chain, Estimator, Sampled, Stretch};
 use super::config::{DEFAULT_STEPS, auto_thin};
 use super::config::{SampleConfig, SamplerKind, cv_applies};
 use super::mode::{self, MetricStore};
 use super::problem::{ModelSync, Problem, with_model};
 use super::progress::Bars;
+use super::samplers;
 use super::seeds::Stream;
 use super::warmup::{self, Laplace, WarmupSummary};
 use crate::spec::{BurnIn, StepSpec, Thin};
 
-/// The default schedule of a sampler that does not adapt (or of `precond`/`sgld`
+/// The given schedule, or the default of a sampler that does not adapt (or of `precond`/`sgld`
 /// without `auto`): `range:1/N,0.01/N,0.55`, scaled for pSGLD, `1.5·d^{-1/3}` for MALA.
-fn default_spec(cfg: &SampleConfig, model: &dyn ModelSync, lap: &Laplace) -> StepSpec {
+fn step_spec(cfg: &SampleConfig, model: &dyn ModelSync, lap: &Laplace) -> StepSpec {
     let n = model.len() as f64;
+    if let Some(given) = cfg.given_step() {
+        return given;
+    }
     match cfg.sampler {
         // pSGLD's preconditioner G ≈ 1/|ĝ| shrinks SGLD's default step by orders of
         // magnitude: scale it so that the two move alike.
@@ -53,12 +55,9 @@ pub fn run(
     starts: &[Vec<f32>],
     bars: &Bars,
 ) -> Result<Sampled, String> {
-    let d = model.dim();
-    let n = model.len();
+    let (d, n) = (model.dim(), model.len());
     let steps = cfg.steps.unwrap_or(DEFAULT_STEPS);
-    let spec = cfg
-        .given_step()
-        .unwrap_or_else(|| default_spec(cfg, model, lap));
+    let spec = step_spec(cfg, model, lap);
     let schedule = spec
         .schedule(steps)
         .map_err(|e| format!("--step-size {spec}: {e}"))?;
@@ -71,105 +70,31 @@ pub fn run(
     // ε moves every direction as SGLD's ε moves one of the mean variance.
     let mean_var = lap.sds.iter().map(|s| s * s).sum::<f64>() / d.max(1) as f64;
     let scaled = lap.metric.scaled(1.0 / mean_var.max(f64::MIN_POSITIVE));
-    let thin = match (cfg.thin, cfg.burn_in) {
-        (Thin::Every(k), _) => k,
-        (Thin::Auto, BurnIn::Steps(b)) => auto_thin(steps.saturating_sub(b)),
-        // Keeping starts where the threshold is crossed, at the latest halfway.
-        (Thin::Auto, BurnIn::Auto) => auto_thin(steps),
-    };
-    let stretch = Stretch {
-        schedule: &schedule,
-        steps,
-        total: steps,
-        batch: cfg.batch_or_default(),
-        full: false,
-        burn_in: cfg.burn_in,
-        alpha: cfg.alpha,
-        temperature: cfg.temperature,
-        thin,
-        count_moves: cfg.sampler == SamplerKind::Mala,
-    };
+    let thin = thin_for(cfg, steps);
+    let stretch = Stretch::given(cfg, &schedule, steps, thin);
     let mut chains = chains::from_starts(starts, cfg.seed, Some(&cfg.out))?;
     chains::select(&mut chains, cfg.chain_ids.as_ref());
     bars.extend(steps);
     let started = Instant::now();
-    let bad = |what: &'static str| move |e: sgld::Error| format!("{what}: {e}");
-    macro_rules! with_opts {
-        ($s:expr) => {{
-            let s = super::config::with_options!($s, cfg);
-            let grads = s.grads_per_step() as f64;
-            advance_all(&mut chains, model, est, &s, &stretch, &bars.bars);
-            grads
-        }};
-    }
-    let st = &cfg.settings;
-    let grads = match cfg.sampler {
-        SamplerKind::Sgld => with_opts!(Sgld::new()),
-        SamplerKind::Precond => {
-            with_opts!(PrecondSgld::new(scaled.metric(), d).map_err(bad("metric"))?)
-        }
-        SamplerKind::Psgld => {
-            with_opts!(Psgld::new(st.decay, st.lambda).map_err(bad("--decay/--lambda"))?)
-        }
-        SamplerKind::Sghmc => with_opts!(Sghmc::new(st.friction).map_err(bad("--friction"))?),
-        SamplerKind::Sghd => {
-            with_opts!(Sghd::new(scaled.metric(), d, st.leapfrog).map_err(bad("--leapfrog"))?)
-        }
-        SamplerKind::Sgnht => with_opts!(Sgnht::new(st.diffusion).map_err(bad("--diffusion"))?),
-        SamplerKind::Mala => {
-            let mala = match (&lap.precision_factor, &lap.metric) {
-                (Some(l), _) => Mala::new(model).with_precision_factor(l),
-                (None, m) => Mala::new(model).with_metric(match m {
-                    MetricStore::Diagonal(m) => m,
-                    MetricStore::Cholesky(_) => &[],
-                }),
-            }
-            .map_err(bad("the Laplace metric"))?;
-            with_opts!(mala);
-            n as f64 / cfg.batch_or_default() as f64
-        }
-        SamplerKind::Kfac => return Err("--sampler kfac needs --model mlp".into()),
+    let inputs = samplers::Inputs::laplace(model, &scaled, lap);
+    let advance = samplers::Advance {
+        chains: &mut chains,
+        model,
+        est,
+        stretch: &stretch,
+        bars: &bars.bars,
+    };
+    let grads = match samplers::build(cfg, &inputs, advance)? {
+        // MALA's proposal and its test evaluate the whole data set.
+        _ if cfg.sampler == SamplerKind::Mala => n as f64 / cfg.batch_or_default() as f64,
+        g => g,
     };
     let seconds = started.elapsed().as_secs_f64();
-    let (burn_in, burn_warning) = burn_in(cfg, &chains, steps, n);
-    let warnings: Vec<String> = burn_warning.into_iter().collect();
-    let mut notes = Vec::new();
-    if matches!(cfg.burn_in, BurnIn::Auto) && warnings.is_empty() {
-        notes.push(format!(
-            "burn-in: the sampling threshold fell below alpha = {} at step {burn_in}",
-            cfg.alpha
-        ));
-    }
+    let (burn_in, notes, warnings) = burn_in(cfg, &chains, steps, n);
     let last_eps = schedule.step_size(steps.saturating_sub(1)) as f64;
     // Every schedule takes its largest step first (a cyclical one at each cycle's start).
     let max_eps = schedule.step_size(0) as f64;
-    // eq. 10 at the chains' ends, for the samplers whose step it describes.
-    let alpha = match cfg.sampler {
-        SamplerKind::Sgld | SamplerKind::Precond if !chains.iter().any(|c| c.failure.is_some()) => {
-            let identity = MetricStore::Diagonal(vec![1.0; d]);
-            let metric = if cfg.sampler == SamplerKind::Sgld {
-                &identity
-            } else {
-                &scaled
-            };
-            let mut rng = DefaultRng::seed_from_u64(Stream::NoiseRows.seed(cfg.seed));
-            let rows = warmup::noise_rows(model, &mut rng);
-            let mut worst = 0.0f64;
-            for c in &chains {
-                worst = worst.max(warmup::noise_lambda(
-                    model, metric, &c.theta, centre, &rows,
-                )?);
-            }
-            Some(warmup::alpha_at(
-                last_eps,
-                worst,
-                cfg.batch_or_default(),
-                n,
-                cfg.temperature,
-            ))
-        }
-        _ => None,
-    };
+    let alpha = end_alpha(cfg, model, &chains, &scaled, centre, last_eps)?;
     let stability = match cfg.sampler {
         SamplerKind::Sgld | SamplerKind::Sghmc | SamplerKind::Sgnht => {
             Some((max_eps, lap.max_precision))
@@ -182,20 +107,11 @@ pub fn run(
         chains,
         burn_in,
         total_steps: steps,
-        warmup: {
-            let laplace = matches!(
-                cfg.sampler,
-                SamplerKind::Precond | SamplerKind::Sghd | SamplerKind::Mala
-            );
-            WarmupSummary {
-                preconditioner: if laplace { lap.metric.kind() } else { "none" }.into(),
-                cv: use_cv,
-                alpha: alpha.unwrap_or(f64::NAN),
-                steps: burn_in,
-                metric: if laplace { "laplace" } else { "none" }.into(),
-                ..WarmupSummary::given(cfg.sampler.name(), cfg.batch_or_default(), last_eps)
-                    .with_mode(lap.mode.iterations, lap.mode.passes, lap.mode.log_post)
-            }
+        warmup: WarmupSummary {
+            cv: use_cv,
+            alpha: alpha.unwrap_or(f64::NAN),
+            steps: burn_in,
+            ..record(cfg, lap, last_eps)
         },
         thin,
         batch: cfg.batch_or_default(),
@@ -213,15 +129,92 @@ pub fn run(
     })
 }
 
-/// One burn-in for all chains: the given steps, or the latest crossing of the threshold
-/// (with a warning and half the run when some chain never crossed).
-fn burn_in(cfg: &SampleConfig, chains: &[Chain], steps: u64, n: usize) -> (u64, Option<String>) {
+/// `--thin`, or what keeps at most [`super::config::AUTO_DRAWS`] of the kept steps
+/// (counted from where keeping can start: after the burn-in, or halfway at the latest).
+fn thin_for(cfg: &SampleConfig, steps: u64) -> u64 {
+    match (cfg.thin, cfg.burn_in) {
+        (Thin::Every(k), _) => k,
+        (Thin::Auto, BurnIn::Steps(b)) => auto_thin(steps.saturating_sub(b)),
+        (Thin::Auto, BurnIn::Auto) => auto_thin(steps),
+    }
+}
+
+/// The warm-up record of a given schedule: the sampler, its batch and last step, the
+/// mode search, and the Laplace metric where the sampler uses it.
+fn record(cfg: &SampleConfig, lap: &Laplace, last_eps: f64) -> WarmupSummary {
+    let laplace = matches!(
+        cfg.sampler,
+        SamplerKind::Precond | SamplerKind::Sghd | SamplerKind::Mala
+    );
+    WarmupSummary {
+        preconditioner: if laplace { lap.metric.kind() } else { "none" }.into(),
+        metric: if laplace { "laplace" } else { "none" }.into(),
+        ..WarmupSummary::given(cfg.sampler.name(), cfg.batch_or_default(), last_eps).with_mode(
+            lap.mode.iterations,
+            lap.mode.passes,
+            lap.mode.log_post,
+        )
+    }
+}
+
+/// α of eq. 10 at the chains' ends (the noise's largest `λ` over them) and the last
+/// step, for the samplers whose step it describes (SGLD, and `precond` in its metric);
+/// none for the others or where a chain failed.
+fn end_alpha(
+    cfg: &SampleConfig,
+    model: &dyn ModelSync,
+    chains: &[Chain],
+    scaled: &MetricStore,
+    centre: Option<&[f32]>,
+    last_eps: f64,
+) -> Result<Option<f64>, String> {
+    let measured = matches!(cfg.sampler, SamplerKind::Sgld | SamplerKind::Precond);
+    if !measured || chains.iter().any(|c| c.failure.is_some()) {
+        return Ok(None);
+    }
+    let identity = MetricStore::Diagonal(vec![1.0; model.dim()]);
+    let metric = if cfg.sampler == SamplerKind::Sgld {
+        &identity
+    } else {
+        scaled
+    };
+    let mut rng = DefaultRng::seed_from_u64(Stream::NoiseRows.seed(cfg.seed));
+    let rows = warmup::noise_rows(model, &mut rng);
+    let mut worst = 0.0f64;
+    for c in chains {
+        worst = worst.max(warmup::noise_lambda(
+            model, metric, &c.theta, centre, &rows,
+        )?);
+    }
+    let batch = cfg.batch_or_default();
+    Ok(Some(warmup::alpha_at(
+        last_eps,
+        worst,
+        batch,
+        model.len(),
+        cfg.temperature,
+    )))
+}
+
+/// One burn-in for all chains, with the notes and warnings it gives: the given steps,
+/// or the latest crossing of the threshold (a note says where; a warning and half the
+/// run when some chain never crossed).
+fn burn_in(
+    cfg: &SampleConfig,
+    chains: &[Chain],
+    steps: u64,
+    n: usize,
+) -> (u64, Vec<String>, Vec<String>) {
     match cfg.burn_in {
-        BurnIn::Steps(b) => (b, None),
-        BurnIn::Auto if chains.iter().all(|c| c.crossed.is_some()) => (
-            chains.iter().filter_map(|c| c.crossed).max().unwrap_or(0),
-            None,
-        ),
+        BurnIn::Steps(b) => (b, vec![], vec![]),
+        BurnIn::Auto if chains.iter().all(|c| c.crossed.is_some()) => {
+            let b = chains.iter().filter_map(|c| c.crossed).max().unwrap_or(0);
+            let note = format!(
+                "burn-in: the sampling threshold fell below alpha = {} at step {b}",
+                cfg.alpha
+            );
+            (b, vec![note], vec![])
+        }
         BurnIn::Auto => {
             let crossed = chains.iter().filter(|c| c.crossed.is_some()).count();
             let best = chains
@@ -230,8 +223,9 @@ fn burn_in(cfg: &SampleConfig, chains: &[Chain], steps: u64, n: usize) -> (u64, 
                 .min_by(|a, b| a.min_alpha.total_cmp(&b.min_alpha));
             let (min_alpha, lambda) =
                 best.map_or((f64::NAN, f64::NAN), |c| (c.min_alpha, c.lambda_at_min));
-            let eps_star =
-                4.0 * cfg.batch_or_default() as f64 * cfg.alpha / ((n as f64).powi(2) * lambda);
+            let per_unit =
+                warmup::alpha_at(1.0, lambda, cfg.batch_or_default(), n, cfg.temperature);
+            let eps_star = cfg.alpha / per_unit;
             let which = if crossed == 0 {
                 format!(
                     "never fell below alpha = {} (smallest alpha seen",
@@ -245,11 +239,12 @@ fn burn_in(cfg: &SampleConfig, chains: &[Chain], steps: u64, n: usize) -> (u64, 
             };
             (
                 steps / 2,
-                Some(format!(
+                vec![],
+                vec![format!(
                     "burn-in: the sampling threshold {which} {min_alpha:.3e}): the stochastic-gradient noise dominates the injected noise, so the spread of the draws overstates the posterior's. Eq. 10 puts alpha = {} at step size {eps_star:.3e} for plain SGLD; --step-size auto (the default) adapts the step and a preconditioner. Burn-in fell back to half the run ({} steps).",
                     cfg.alpha,
                     steps / 2
-                )),
+                )],
             )
         }
     }

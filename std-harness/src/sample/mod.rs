@@ -13,7 +13,7 @@
 //! 5. [`diagnose`] — summaries, R̂, ESS and the checklist of warnings;
 //! 6. runs — chains stepped until the diagnostics say enough: [`adaptive`] (with
 //!    [`adapt`], [`bias`] and [`blocks`]), the [`exact`] path ([`hmc`]), a [`fixed`]
-//!    schedule, a [`network`];
+//!    schedule, a [`network`]; each chosen sampler built in one place ([`samplers`]);
 //! 7. output — `draws.csv` and `summary.json` ([`output`]), the CmdStan files
 //!    ([`cmdstan`]), the draws on the model's scale ([`report`]);
 //! 8. [`pipeline`] — [`sample_model`] runs stages 3 to 7 for a [`Target`], as the
@@ -42,6 +42,7 @@ pub mod problem;
 pub mod progress;
 pub mod records;
 pub mod report;
+pub mod samplers;
 pub mod seeds;
 mod spectrum;
 pub mod target;

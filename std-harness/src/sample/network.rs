@@ -17,22 +17,20 @@ use std::time::Instant;
 
 use rand_core::SeedableRng;
 use rayon::prelude::*;
-use sgld::Sgld;
 use sgld::gradient::MiniBatch;
-use sgld::kfac::{KfacSampler, KfacSgld};
 use sgld::math::{log_add_exp, sigmoid};
 use sgld::models::{Mlp, Model, Noise};
 use sgld::noise::{DefaultRng, fill_normal};
-use sgld::sampler::{Psgld, Sampler};
 use sgld::schedule::Schedule;
 
-use super::chains::{self, Chain, Sampled, SharedEstimator, Stretch, advance_all};
+use super::chains::{self, Chain, Sampled, Stretch};
 use super::config::auto_thin;
 use super::config::{SampleConfig, SamplerKind};
 pub use super::net_model::{describe, groups, names, noise};
 use super::progress::Bars;
 use super::records::TestSummary;
 pub use super::records::{GridPoint, Group, NetworkSummary, Scaling};
+use super::samplers;
 use super::seeds::Stream;
 use super::warmup::{self, WarmupSummary};
 use crate::spec::{BurnIn, StepSpec, Thin};
@@ -43,9 +41,6 @@ pub const DEFAULT_STEPS: u64 = super::config::NETWORK_STEPS;
 pub const DEFAULT_BATCH: usize = 32;
 /// `--step-size auto` holds out every `HOLDOUT_EVERY`-th training row.
 pub const HOLDOUT_EVERY: usize = 10;
-/// K-FAC's factor decay and refresh period (the reproduction's).
-const KFAC_DECAY: f32 = 0.95;
-const KFAC_REFRESH: u32 = 10;
 
 /// A start as networks are initialised: the hidden layer `N(0, 2/D)` (He), the output
 /// layer `N(0, 0.1²)`, `log λ = 0`.
@@ -181,30 +176,16 @@ fn advance<S: Schedule + Sync>(
     stretch: &Stretch<'_, S>,
     bars: &[indicatif::ProgressBar],
 ) -> Result<f64, String> {
-    let bad = |what: &'static str| move |e: sgld::Error| format!("{what}: {e}");
     let est = MiniBatch::new(net);
-    let est: &SharedEstimator<'_> = &est;
-    let st = &cfg.settings;
-    macro_rules! with_opts {
-        ($s:expr) => {{
-            let s = super::config::with_options!($s, cfg);
-            advance_all(chains, net, est, &s, stretch, bars);
-            s.grads_per_step() as f64
-        }};
-    }
-    Ok(match cfg.sampler {
-        SamplerKind::Kfac => {
-            let k = KfacSgld::new(KFAC_DECAY, KFAC_REFRESH)
-                .and_then(|k| k.with_temperature(cfg.temperature))
-                .map_err(bad("--temperature"))?;
-            advance_all(chains, net, est, &KfacSampler::new(k, net), stretch, bars);
-            1.0
-        }
-        SamplerKind::Psgld => {
-            with_opts!(Psgld::new(st.decay, st.lambda).map_err(bad("--decay/--lambda"))?)
-        }
-        _ => with_opts!(Sgld::new()),
-    })
+    let inputs = samplers::Inputs::network(net);
+    let advance = samplers::Advance {
+        chains,
+        model: net,
+        est: &est,
+        stretch,
+        bars,
+    };
+    samplers::build(cfg, &inputs, advance)
 }
 
 /// The rows of `net` split into nine tenths to fit and every tenth held out.
