@@ -37,6 +37,7 @@ use super::network::{self, GridPoint};
 use super::output::{self, ParamSummary, Summary};
 use super::problem::ModelSync;
 use super::progress::Bars;
+use super::records::{NetworkSummary, TestSummary};
 pub use super::target::{Derived, PriorPrecision, Target, TestMetrics};
 use super::{adaptive, cmdstan, diagnose, fixed, mode, report, warmup};
 
@@ -65,50 +66,108 @@ impl Outcome {
 /// per-chain files into `cfg.out` and returns the summary. The same configuration and
 /// seed give the same files, byte for byte, as the command on the same model.
 pub fn sample_model(target: &Target<'_>, cfg: &SampleConfig) -> Result<Outcome, String> {
-    super::validate(cfg)?;
-    let model = target.model;
-    let n = model.len();
-    if target.names.len() != model.dim() {
-        return Err(format!(
-            "{} parameter names for a model of {} parameters",
-            target.names.len(),
-            model.dim()
-        ));
-    }
-    if let Some(b) = cfg.batch
-        && b > n
-    {
-        return Err(format!("--batch {b} exceeds the {n} training rows"));
-    }
+    check(target, cfg)?;
     // The chains stream their draws into the output directory as they run, under
     // temporary names until the run ends; a previous run's files go first.
     std::fs::create_dir_all(&cfg.out)
         .map_err(|e| format!("cannot create {}: {e}", cfg.out.display()))?;
     super::files::remove_previous(&cfg.out)?;
     let bars = Bars::new(cfg.chains, cfg.progress);
-    let Run {
-        mut sampled,
-        starts,
-        laplace_sds,
-        mode,
-        step_grid,
-    } = chains(target, cfg, &bars)?;
-    sampled
-        .warnings
-        .splice(0..0, target.warnings.iter().cloned());
-    for c in &mut sampled.chains {
+    let mut run = chains(target, cfg, &bars)?;
+    for c in &mut run.sampled.chains {
         c.draws.finish()?;
     }
+    let step_grid = std::mem::take(&mut run.step_grid);
+    let sampled = &run.sampled;
     bars.stage("diagnostics and output");
-    let lp = log_densities(model, &sampled.chains)?;
+    let lp = log_densities(target.model, &sampled.chains)?;
     bars.finish();
     let failure = sampled.chains.iter().find_map(|ch| {
         ch.failure
             .as_ref()
             .map(|(s, why)| format!("chain {} stopped at step {s}: {why}", ch.id))
     });
+    let kept = kept_draws(sampled, failure.is_some())?;
+    // What the user's model reports (θ on its own scale, derived quantities), where it
+    // differs from the sampler's coordinates.
+    let reported = report::chains(target, &sampled.chains)?;
+    let shown: &[Chain] = reported.as_deref().unwrap_or(&sampled.chains);
+    let names = report::names(target);
+    let mut files = write_files(target, cfg, sampled, shown, &names, lp.as_deref())?;
+    let weighting = weighting(cfg, sampled.constant_step);
+    let weight = move |c: &Chain, k: usize| -> f64 {
+        match weighting {
+            Weighting::Step => c.record.span(k),
+            _ => 1.0,
+        }
+    };
+    let params = diagnose::summarise(shown, &names, &weight)?;
+    let test = test_metrics(target, shown, &weight, kept)?;
+    // The data's warnings first, then the run's.
+    let mut earlier = target.warnings.clone();
+    earlier.extend(sampled.warnings.iter().cloned());
+    let (network, lp_warning) =
+        network_summary(target, sampled, step_grid, &params, lp.as_ref(), &weight);
+    earlier.extend(lp_warning);
+    let checked: &[ParamSummary] = network.as_ref().map_or(&params, |s| &s.checked);
+    let laplace_sds = report::laplace_sds(target, &run.mode, &run.laplace_sds);
+    let evidence = diagnose::Evidence {
+        chains: shown,
+        target_ess: cfg.target_ess,
+        alpha: (cfg.alpha, sampled.alpha),
+        laplace_sds: &laplace_sds,
+        stability: sampled.stability,
+        earlier,
+        symmetric: target.network.is_some(),
+    };
+    let warnings = diagnose::warnings(checked, &evidence);
+    let parts = Parts {
+        params,
+        test,
+        warnings,
+        weighting,
+        complete: failure.is_none(),
+        diagnostic_thin: diagnose::diagnostic_thin(shown) as u64,
+        network,
+    };
+    let notes = sampled.notes.clone();
+    let summary = summary(target, cfg, run, parts);
+    // Every file into place, summary.json last: a run whose summary.json is there
+    // has all its files whole.
+    super::files::publish(&files)?;
+    output::write_summary(&cfg.out, &summary)?;
+    files.insert(1, cfg.out.join("summary.json"));
+    Ok(Outcome {
+        summary,
+        failure,
+        files,
+        notes,
+        out: cfg.out.clone(),
+    })
+}
+
+/// The options, and the target against them: a name per parameter, a batch within the
+/// rows.
+fn check(target: &Target<'_>, cfg: &SampleConfig) -> Result<(), String> {
+    super::validate(cfg)?;
+    let (n, d) = (target.model.len(), target.model.dim());
+    if target.names.len() != d {
+        return Err(format!(
+            "{} parameter names for a model of {d} parameters",
+            target.names.len()
+        ));
+    }
+    match cfg.batch {
+        Some(b) if b > n => Err(format!("--batch {b} exceeds the {n} training rows")),
+        _ => Ok(()),
+    }
+}
+
+/// The kept draws of all chains, or the error that says why there are none (unless a
+/// chain failed, which says so itself).
+fn kept_draws(sampled: &Sampled, failed: bool) -> Result<usize, String> {
     let kept: usize = sampled.chains.iter().map(Chain::kept).sum();
-    if kept == 0 && failure.is_none() {
+    if kept == 0 && !failed {
         return Err(format!(
             "no draws were kept: {} steps per chain after a burn-in of {} and --thin {} leave none; lower --thin or --burn-in, or raise --steps",
             sampled.total_steps - sampled.burn_in,
@@ -116,14 +175,22 @@ pub fn sample_model(target: &Target<'_>, cfg: &SampleConfig) -> Result<Outcome, 
             sampled.thin
         ));
     }
-    // What the user's model reports (θ on its own scale, derived quantities), where it
-    // differs from the sampler's coordinates.
-    let reported = report::chains(target, &sampled.chains)?;
-    let shown: &[Chain] = reported.as_deref().unwrap_or(&sampled.chains);
-    let names = report::names(target);
-    let laplace_sds = report::laplace_sds(target, &mode, &laplace_sds);
+    Ok(kept)
+}
+
+/// Writes draws.csv (the reported draws), unconstrained.csv (a constrained model's
+/// sampler coordinates) and the CmdStan files under their partial names; the files the
+/// run publishes, the chains' `.npy` included.
+fn write_files(
+    target: &Target<'_>,
+    cfg: &SampleConfig,
+    sampled: &Sampled,
+    shown: &[Chain],
+    names: &[String],
+    lp: Option<&[Vec<f64>]>,
+) -> Result<Vec<PathBuf>, String> {
     let mut files = vec![cfg.out.join("draws.csv")];
-    output::write_draws(&super::files::partial(&files[0]), &names, shown)?;
+    output::write_draws(&super::files::partial(&files[0]), names, shown)?;
     if let Some(blocks) = target.supports {
         files.push(cfg.out.join("unconstrained.csv"));
         let u_names = crate::constrained::unconstrained_names(blocks, &target.names);
@@ -141,74 +208,93 @@ pub fn sample_model(target: &Target<'_>, cfg: &SampleConfig) -> Result<Outcome, 
         seconds: sampled.seconds,
         command_line: &command_line,
     };
-    cmdstan::write(&cfg.out, &header, &names, shown, lp.as_deref())?;
+    cmdstan::write(&cfg.out, &header, names, shown, lp)?;
     for c in &sampled.chains {
         files.push(cfg.out.join(format!("chain_{}.csv", c.id + 1)));
         if c.draws.path().is_some() {
             files.push(chains::npy_path(&cfg.out, c.id));
         }
     }
+    Ok(files)
+}
 
-    let weighting = match cfg.weighting {
-        Weighting::Auto if sampled.constant_step => Weighting::Uniform,
+/// `--weighting`, `auto` resolved: uniform for a constant step, else by the step.
+fn weighting(cfg: &SampleConfig, constant_step: bool) -> Weighting {
+    match cfg.weighting {
+        Weighting::Auto if constant_step => Weighting::Uniform,
         Weighting::Auto => Weighting::Step,
         w => w,
+    }
+}
+
+/// The test metrics, where there is a test set and draws: on pooled draws as the model
+/// sees θ (without derived quantities).
+fn test_metrics(
+    target: &Target<'_>,
+    shown: &[Chain],
+    weight: &dyn Fn(&Chain, usize) -> f64,
+    kept: usize,
+) -> Result<Option<TestSummary>, String> {
+    let Some(metrics) = target.test.filter(|_| kept > 0) else {
+        return Ok(None);
     };
-    let weight = move |c: &Chain, k: usize| -> f64 {
-        match weighting {
-            Weighting::Step => c.record.span(k),
-            _ => 1.0,
-        }
+    let mut pooled = pooled_draws(shown, weight)?;
+    for (theta, _) in &mut pooled {
+        theta.truncate(target.model.dim());
+    }
+    metrics(&pooled).map(Some)
+}
+
+/// A network's summary: its single weights are not identified, so the checks read
+/// `lp__` (or its estimate on a subset of rows) and the noise precision, and the weights
+/// are summarised by layer; and the warning when the log densities could not be read.
+/// None for another model.
+fn network_summary(
+    target: &Target<'_>,
+    sampled: &Sampled,
+    step_grid: Vec<GridPoint>,
+    params: &[ParamSummary],
+    lp: Option<&Vec<Vec<f64>>>,
+    weight: &dyn Fn(&Chain, usize) -> f64,
+) -> (Option<NetworkSummary>, Option<String>) {
+    let Some(net) = target.network else {
+        return (None, None);
     };
-    let params = diagnose::summarise(shown, &names, &weight)?;
-    // The test metrics see θ as the model does (without derived quantities).
-    let test = match target.test {
-        Some(t) if kept > 0 => {
-            let mut pooled = pooled_draws(shown, &weight)?;
-            for (theta, _) in &mut pooled {
-                theta.truncate(model.dim());
-            }
-            Some(t(&pooled)?)
-        }
-        _ => None,
+    let mut s = network::describe(net, target.scaling.clone());
+    s.step_grid = step_grid;
+    s.groups = network::groups(params, net.d_in(), net.width());
+    let chains = &sampled.chains;
+    let (name, lp) = match lp {
+        Some(lp) => ("lp__", Ok(lp.clone())),
+        None => ("lp_subset__", subset_log_densities(target.model, chains)),
     };
-    // A network's single weights are not identified: the checks read lp__ and the noise
-    // precision, and the weights are summarised by layer.
-    let net_summary = target.network.map(|net| {
-        let mut s = network::describe(net, target.scaling.clone());
-        s.step_grid = step_grid;
-        s.groups = network::groups(&params, net.d_in(), net.width());
-        // lp__ where it was computed, else its estimate on a subset of the rows.
-        let (name, lp) = match &lp {
-            Some(lp) => ("lp__", Ok(lp.clone())),
-            None => ("lp_subset__", subset_log_densities(model, &sampled.chains)),
-        };
-        match lp {
-            Ok(lp) => s.checked.push(diagnose::summarise_series(
-                name,
-                &lp,
-                &sampled.chains,
-                &weight,
-            )),
-            Err(e) => sampled.warnings.push(format!("{name}: {e}")),
+    let warning = match lp {
+        Ok(lp) => {
+            let series = diagnose::summarise_series(name, &lp, chains, weight);
+            s.checked.push(series);
+            None
         }
-        s.checked
-            .extend(params.iter().filter(|p| p.name == "log_precision").cloned());
-        s
-    });
-    let checked: &[ParamSummary] = net_summary.as_ref().map_or(&params, |s| &s.checked);
-    let warnings = diagnose::warnings(
-        checked,
-        &diagnose::Evidence {
-            chains: shown,
-            target_ess: cfg.target_ess,
-            alpha: (cfg.alpha, sampled.alpha),
-            laplace_sds: &laplace_sds,
-            stability: sampled.stability,
-            earlier: sampled.warnings.clone(),
-            symmetric: target.network.is_some(),
-        },
-    );
+        Err(e) => Some(format!("{name}: {e}")),
+    };
+    s.checked
+        .extend(params.iter().filter(|p| p.name == "log_precision").cloned());
+    (Some(s), warning)
+}
+
+/// What the summary holds besides the run's own record.
+struct Parts {
+    params: Vec<ParamSummary>,
+    test: Option<TestSummary>,
+    warnings: Vec<String>,
+    weighting: Weighting,
+    complete: bool,
+    diagnostic_thin: u64,
+    network: Option<NetworkSummary>,
+}
+
+/// summary.json.
+fn summary(target: &Target<'_>, cfg: &SampleConfig, run: Run, parts: Parts) -> Summary {
+    let sampled = run.sampled;
     let chains_n = sampled.chains.len() as f64;
     // A chain that stopped ran to its failure, not to the planned length.
     let ran: Vec<u64> = sampled
@@ -226,7 +312,7 @@ pub fn sample_model(target: &Target<'_>, cfg: &SampleConfig) -> Result<Outcome, 
                 / (sampled.total_steps as f64 * chains_n).max(1.0)
         })
     });
-    let summary = Summary {
+    Summary {
         model: target.name.clone(),
         sampler: sampled.warmup.sampler.clone(),
         cv: sampled.warmup.cv,
@@ -235,9 +321,9 @@ pub fn sample_model(target: &Target<'_>, cfg: &SampleConfig) -> Result<Outcome, 
         pilot_steps: sampled.warmup.mode_iterations as u64,
         acceptance,
         divergent: sampled.divergent,
-        n_train: n,
-        dim: model.dim(),
-        complete: failure.is_none(),
+        n_train: target.model.len(),
+        dim: target.model.dim(),
+        complete: parts.complete,
         steps: ran.iter().copied().max().unwrap_or(0),
         chains: sampled.chains.len(),
         chain_ids: cfg
@@ -245,14 +331,14 @@ pub fn sample_model(target: &Target<'_>, cfg: &SampleConfig) -> Result<Outcome, 
             .as_ref()
             .map(|_| sampled.chains.iter().map(|c| c.id).collect()),
         burn_in: sampled.burn_in,
-        weighting,
+        weighting: parts.weighting,
         seconds: sampled.seconds,
         steps_per_second: ran.iter().sum::<u64>() as f64 / sampled.seconds.max(1e-12),
         sampling_seconds: sampled.sampling.0,
         ns_per_step: sampled.sampling.0 * 1e9 / (sampled.sampling.1 as f64 * chains_n).max(1.0),
-        params,
-        test,
-        warnings,
+        params: parts.params,
+        test: parts.test,
+        warnings: parts.warnings,
         version: env!("CARGO_PKG_VERSION").into(),
         command_line: cfg.command_line.clone(),
         seed: cfg.seed,
@@ -261,25 +347,13 @@ pub fn sample_model(target: &Target<'_>, cfg: &SampleConfig) -> Result<Outcome, 
         batch: sampled.batch,
         step_size: sampled.step_label.clone(),
         thin: sampled.thin,
-        diagnostic_thin: diagnose::diagnostic_thin(shown) as u64,
+        diagnostic_thin: parts.diagnostic_thin,
         target_ess: cfg.target_ess,
         alpha_target: cfg.alpha,
-        warmup: sampled.warmup.clone(),
-        starts,
-        network: net_summary,
-    };
-    // Every file into place, summary.json last: a run whose summary.json is there
-    // has all its files whole.
-    super::files::publish(&files)?;
-    output::write_summary(&cfg.out, &summary)?;
-    files.insert(1, cfg.out.join("summary.json"));
-    Ok(Outcome {
-        summary,
-        failure,
-        files,
-        notes: sampled.notes,
-        out: cfg.out.clone(),
-    })
+        warmup: sampled.warmup,
+        starts: run.starts,
+        network: parts.network,
+    }
 }
 /// The chains stage's result and what the checks and summary.json need besides.
 struct Run {
