@@ -130,7 +130,6 @@ const MAX_LINES: usize = 80;
 const LONGER: &[(&str, usize)] = &[
     ("adaptive::run", 327),
     ("exact::run", 239),
-    ("problem::load", 205),
 ];
 
 #[test]

@@ -78,106 +78,10 @@ fn labels_pm1(path: &Path, data: &Dataset) -> Result<Vec<f32>, String> {
 impl Problem {
     /// Loads and checks the data for `cfg`.
     pub fn load(cfg: &SampleConfig) -> Result<Problem, String> {
-        let fmt = cfg.format.unwrap_or_else(|| Format::from_path(&cfg.train));
-        if cfg.labels.is_some() && fmt != Format::Npy {
-            return Err("--labels names the labels of a .npy design (--format npy)".into());
-        }
-        if cfg.labels.is_some() && cfg.test.is_some() != cfg.test_labels.is_some() {
-            return Err("with --labels, --test needs its own --test-labels".into());
-        }
-        let load = |p: &Path, labels: Option<&Path>| -> Result<(Dataset, DataFile), String> {
-            let (data, sha256) = match (cfg.model, labels) {
-                (ModelKind::Gmm, _) => load_one_column(p, fmt, cfg.target.as_deref())?,
-                (_, Some(l)) => data::npy::read_hashed(p, data::npy::Response::File(l))
-                    .map_err(|e| e.to_string())?,
-                _ => data::load_hashed(p, Some(fmt), cfg.target.as_deref())
-                    .map_err(|e| e.to_string())?,
-            };
-            let path = p.display().to_string();
-            Ok((data, DataFile { path, sha256 }))
-        };
-        let (mut train, train_file) = load(&cfg.train, cfg.labels.as_deref())?;
+        let (mut train, mut test, files, warnings) = read_data(cfg)?;
         let features = train.dim();
-        let mut warnings = Vec::new();
-        let (mut test, test_file) = match cfg.test.as_deref() {
-            // CSV and Parquet test columns are matched to the training columns by name,
-            // the response too (the training file's `--target`, or its last column).
-            Some(p)
-                if matches!(fmt, Format::Csv | Format::Parquet) && cfg.model != ModelKind::Gmm =>
-            {
-                let target = data::target_name(&cfg.train, fmt, cfg.target.as_deref())
-                    .map_err(|e| e.to_string())?;
-                let (t, sha256) = data::load_hashed(p, Some(fmt), target.as_deref())
-                    .map_err(|e| e.to_string())?;
-                let file = DataFile {
-                    path: p.display().to_string(),
-                    sha256,
-                };
-                (Some(t.match_columns(&train.names, p)?), Some(file))
-            }
-            Some(p) => {
-                let (t, file) = load(p, cfg.test_labels.as_deref())?;
-                (Some(t), Some(file))
-            }
-            None => (None, None),
-        };
-        let files = DataFiles {
-            train: train_file,
-            test: test_file,
-        };
-        if let (Some(t), Some(p)) = (test.take(), cfg.test.as_deref()) {
-            let t = if fmt == Format::Libsvm {
-                let beyond = t.rows_beyond(train.dim());
-                if beyond > 0 {
-                    warnings.push(format!(
-                        "{}: {beyond} test rows use feature indices beyond the training data's {} (up to {}): those features are dropped, as the model has no coefficient for them",
-                        p.display(),
-                        train.dim(),
-                        t.dim()
-                    ));
-                }
-                t.with_dim(train.dim())
-            } else {
-                t
-            };
-            if t.dim() != train.dim() {
-                return Err(format!(
-                    "test data has {} feature columns, training data {}",
-                    t.dim(),
-                    train.dim()
-                ));
-            }
-            test = Some(t);
-        }
-        let prior = match (cfg.model, cfg.prior) {
-            (m, Some(p @ (PriorSpec::Laplace(_) | PriorSpec::Gaussian(_)))) if m.is_glm() => {
-                Some(p)
-            }
-            (ModelKind::Linreg, None) => Some(PriorSpec::Nig {
-                v: 100.0,
-                phi: 1.0,
-                psi: 1.0,
-            }),
-            (ModelKind::Linreg, Some(p @ PriorSpec::Nig { .. })) => Some(p),
-            (ModelKind::Gmm, None) => None,
-            (ModelKind::Mlp, None) => Some(PriorSpec::Gaussian(1.0)),
-            (ModelKind::Mlp, Some(p @ PriorSpec::Gaussian(_))) => Some(p),
-            (ModelKind::Mlp, _) => None,
-            (_, None) => Some(PriorSpec::Laplace(1.0)),
-            (m, Some(p)) => {
-                return Err(format!(
-                    "prior {p} does not apply to --model {m:?} (logistic, probit, poisson: laplace or gaussian; linreg: nig; gmm: the paper's fixed prior; mlp: gaussian)"
-                )
-                .to_lowercase());
-            }
-        };
-        if cfg.model == ModelKind::Mlp && prior.is_none() {
-            return Err(format!(
-                "prior {} does not apply to --model mlp: its weights take gaussian:V, N(0, V/fan-in) per layer",
-                cfg.prior.map(|p| p.to_string()).unwrap_or_default()
-            ));
-        }
-        let (mut y, mut y_test, names);
+        let prior = prior_for(cfg)?;
+        let (y, y_test, names);
         let (mut scaling, mut net) = (None, None);
         match cfg.model {
             ModelKind::Logistic | ModelKind::Probit | ModelKind::Poisson => {
@@ -216,54 +120,10 @@ impl Problem {
                 names = vec!["theta1".into(), "theta2".into()];
             }
             ModelKind::Mlp => {
-                let dense = |d: &Dataset, path: &Path| -> Result<Dataset, String> {
-                    let x = d.dense().ok_or_else(|| {
-                        format!(
-                            "{}: --model mlp needs dense inputs, and {} rows x {} features is more than {} values",
-                            path.display(),
-                            d.len(),
-                            d.dim(),
-                            data::MAX_DENSE_VALUES
-                        )
-                    })?;
-                    Ok(Dataset {
-                        features: Features::Dense { x, d: d.dim() },
-                        y: d.y.clone(),
-                        names: d.names.clone(),
-                        lines: d.lines.clone(),
-                    })
-                };
-                train = dense(&train, &cfg.train)?;
-                if let (Some(t), Some(p)) = (&test, &cfg.test) {
-                    test = Some(dense(t, p)?);
-                }
-                let bernoulli = cfg.output == NetOutput::Bernoulli;
-                (y, y_test) = if bernoulli {
-                    let y_test = match (&test, &cfg.test) {
-                        (Some(t), Some(p)) => labels_pm1(p, t)?,
-                        _ => vec![],
-                    };
-                    (labels_pm1(&cfg.train, &train)?, y_test)
-                } else {
-                    (
-                        train.y.clone(),
-                        test.as_ref().map(|t| t.y.clone()).unwrap_or_default(),
-                    )
-                };
-                let d = train.dim();
-                let fitted = match &train.features {
-                    Features::Dense { x, .. } => Scaling::fit(x, d, (!bernoulli).then_some(&y)),
-                    Features::SparseBinary { .. } => unreachable!("made dense above"),
-                };
-                for t in std::iter::once(&mut train).chain(test.as_mut()) {
-                    if let Features::Dense { x, .. } = &mut t.features {
-                        fitted.inputs(x);
-                    }
-                }
-                fitted.targets(&mut y);
-                fitted.targets(&mut y_test);
-                names = net_model::names(&train.names, cfg.hidden, net_model::noise(cfg.output));
+                let fitted;
+                (y, y_test, fitted) = network_data(cfg, &mut train, &mut test)?;
                 scaling = Some(fitted);
+                names = net_model::names(&train.names, cfg.hidden, net_model::noise(cfg.output));
                 net = Some((cfg.hidden, cfg.output));
             }
         }
@@ -580,6 +440,170 @@ impl Problem {
             _ => vec![1.0; d],
         }
     }
+}
+
+/// The training and test data of `cfg` with their files, and the warnings about them
+/// (test features the training data does not have).
+fn read_data(
+    cfg: &SampleConfig,
+) -> Result<(Dataset, Option<Dataset>, DataFiles, Vec<String>), String> {
+    let fmt = cfg.format.unwrap_or_else(|| Format::from_path(&cfg.train));
+    if cfg.labels.is_some() && fmt != Format::Npy {
+        return Err("--labels names the labels of a .npy design (--format npy)".into());
+    }
+    if cfg.labels.is_some() && cfg.test.is_some() != cfg.test_labels.is_some() {
+        return Err("with --labels, --test needs its own --test-labels".into());
+    }
+    let load = |p: &Path, labels: Option<&Path>| -> Result<(Dataset, DataFile), String> {
+        let (data, sha256) = match (cfg.model, labels) {
+            (ModelKind::Gmm, _) => load_one_column(p, fmt, cfg.target.as_deref())?,
+            (_, Some(l)) => data::npy::read_hashed(p, data::npy::Response::File(l))
+                .map_err(|e| e.to_string())?,
+            _ => {
+                data::load_hashed(p, Some(fmt), cfg.target.as_deref()).map_err(|e| e.to_string())?
+            }
+        };
+        let path = p.display().to_string();
+        Ok((data, DataFile { path, sha256 }))
+    };
+    let (train, train_file) = load(&cfg.train, cfg.labels.as_deref())?;
+    let mut warnings = Vec::new();
+    let (mut test, test_file) = match cfg.test.as_deref() {
+        // CSV and Parquet test columns are matched to the training columns by name,
+        // the response too (the training file's `--target`, or its last column).
+        Some(p) if matches!(fmt, Format::Csv | Format::Parquet) && cfg.model != ModelKind::Gmm => {
+            let target = data::target_name(&cfg.train, fmt, cfg.target.as_deref())
+                .map_err(|e| e.to_string())?;
+            let (t, sha256) =
+                data::load_hashed(p, Some(fmt), target.as_deref()).map_err(|e| e.to_string())?;
+            let file = DataFile {
+                path: p.display().to_string(),
+                sha256,
+            };
+            (Some(t.match_columns(&train.names, p)?), Some(file))
+        }
+        Some(p) => {
+            let (t, file) = load(p, cfg.test_labels.as_deref())?;
+            (Some(t), Some(file))
+        }
+        None => (None, None),
+    };
+    let files = DataFiles {
+        train: train_file,
+        test: test_file,
+    };
+    if let (Some(t), Some(p)) = (test.take(), cfg.test.as_deref()) {
+        let t = if fmt == Format::Libsvm {
+            let beyond = t.rows_beyond(train.dim());
+            if beyond > 0 {
+                warnings.push(format!(
+                    "{}: {beyond} test rows use feature indices beyond the training data's {} (up to {}): those features are dropped, as the model has no coefficient for them",
+                    p.display(),
+                    train.dim(),
+                    t.dim()
+                ));
+            }
+            t.with_dim(train.dim())
+        } else {
+            t
+        };
+        if t.dim() != train.dim() {
+            return Err(format!(
+                "test data has {} feature columns, training data {}",
+                t.dim(),
+                train.dim()
+            ));
+        }
+        test = Some(t);
+    }
+    Ok((train, test, files, warnings))
+}
+
+/// The prior of `cfg`'s model: the one given where it applies, else the model's default.
+fn prior_for(cfg: &SampleConfig) -> Result<Option<PriorSpec>, String> {
+    let prior = match (cfg.model, cfg.prior) {
+        (m, Some(p @ (PriorSpec::Laplace(_) | PriorSpec::Gaussian(_)))) if m.is_glm() => Some(p),
+        (ModelKind::Linreg, None) => Some(PriorSpec::Nig {
+            v: 100.0,
+            phi: 1.0,
+            psi: 1.0,
+        }),
+        (ModelKind::Linreg, Some(p @ PriorSpec::Nig { .. })) => Some(p),
+        (ModelKind::Gmm, None) => None,
+        (ModelKind::Mlp, None) => Some(PriorSpec::Gaussian(1.0)),
+        (ModelKind::Mlp, Some(p @ PriorSpec::Gaussian(_))) => Some(p),
+        (ModelKind::Mlp, _) => None,
+        (_, None) => Some(PriorSpec::Laplace(1.0)),
+        (m, Some(p)) => {
+            return Err(format!(
+                "prior {p} does not apply to --model {m:?} (logistic, probit, poisson: laplace or gaussian; linreg: nig; gmm: the paper's fixed prior; mlp: gaussian)"
+            )
+            .to_lowercase());
+        }
+    };
+    if cfg.model == ModelKind::Mlp && prior.is_none() {
+        return Err(format!(
+            "prior {} does not apply to --model mlp: its weights take gaussian:V, N(0, V/fan-in) per layer",
+            cfg.prior.map(|p| p.to_string()).unwrap_or_default()
+        ));
+    }
+    Ok(prior)
+}
+
+/// A network's rows: dense, inputs (and a regression target) standardised with the
+/// training rows' statistics; the responses (±1 labels for `bernoulli`); the scaling.
+fn network_data(
+    cfg: &SampleConfig,
+    train: &mut Dataset,
+    test: &mut Option<Dataset>,
+) -> Result<(Vec<f32>, Vec<f32>, Scaling), String> {
+    let dense = |d: &Dataset, path: &Path| -> Result<Dataset, String> {
+        let x = d.dense().ok_or_else(|| {
+            format!(
+                "{}: --model mlp needs dense inputs, and {} rows x {} features is more than {} values",
+                path.display(),
+                d.len(),
+                d.dim(),
+                data::MAX_DENSE_VALUES
+            )
+        })?;
+        Ok(Dataset {
+            features: Features::Dense { x, d: d.dim() },
+            y: d.y.clone(),
+            names: d.names.clone(),
+            lines: d.lines.clone(),
+        })
+    };
+    *train = dense(train, &cfg.train)?;
+    if let (Some(t), Some(p)) = (test.as_ref(), &cfg.test) {
+        *test = Some(dense(t, p)?);
+    }
+    let bernoulli = cfg.output == NetOutput::Bernoulli;
+    let (mut y, mut y_test) = if bernoulli {
+        let y_test = match (test.as_ref(), &cfg.test) {
+            (Some(t), Some(p)) => labels_pm1(p, t)?,
+            _ => vec![],
+        };
+        (labels_pm1(&cfg.train, train)?, y_test)
+    } else {
+        (
+            train.y.clone(),
+            test.as_ref().map(|t| t.y.clone()).unwrap_or_default(),
+        )
+    };
+    let d = train.dim();
+    let fitted = match &train.features {
+        Features::Dense { x, .. } => Scaling::fit(x, d, (!bernoulli).then_some(&y)),
+        Features::SparseBinary { .. } => unreachable!("made dense above"),
+    };
+    for t in std::iter::once(train).chain(test.as_mut()) {
+        if let Features::Dense { x, .. } = &mut t.features {
+            fitted.inputs(x);
+        }
+    }
+    fitted.targets(&mut y);
+    fitted.targets(&mut y_test);
+    Ok((y, y_test, fitted))
 }
 
 #[cfg(test)]
