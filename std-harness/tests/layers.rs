@@ -127,10 +127,7 @@ fn every_module_has_a_stage_and_imports_downward_without_cycles() {
 /// The longest a function of `src/sample/` may be, and the ones still longer, each at
 /// most as long as it is now (they only get shorter).
 const MAX_LINES: usize = 80;
-const LONGER: &[(&str, usize)] = &[
-    ("adaptive::run", 327),
-    ("exact::run", 239),
-];
+const LONGER: &[(&str, usize)] = &[("adaptive::run", 327), ("exact::run", 239)];
 
 #[test]
 fn functions_are_short() {

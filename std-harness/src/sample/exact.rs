@@ -456,120 +456,17 @@ pub fn run(
     bars: &Bars,
 ) -> Result<Sampled, String> {
     let target_accept = integrator.target_accept();
-    let d = model.dim();
-    let n = model.len();
-    let mut metric = lap.metric.clone();
-    let mut source = Source::Laplace;
-    let mut notes = Vec::new();
-    let mut warnings = Vec::new();
-    // A start where the density is not finite moves to the mode.
+    let (d, n) = (model.dim(), model.len());
     let mut chains = chains::from_starts(starts, cfg.seed, Some(&cfg.out))?;
-    for ch in chains.iter_mut() {
-        if !super::mode::log_posterior(model, &ch.theta).is_finite() {
-            notes.push(format!(
-                "chain {}: the log density at its dispersed start is not finite; it starts at the mode",
-                ch.id
-            ));
-            ch.theta = lap.mode.theta.clone();
-        }
-    }
+    let mut notes = finite_starts(&mut chains, model, lap);
     let eps0 = integrator.first_step(d);
     let mut das = vec![DualAveraging::new(eps0, target_accept); chains.len()];
     let started = Instant::now();
-
-    // Warm-up: the plan, then (with --burn-in auto) a longer window and a last stretch
-    // at a time until the chains agree.
-    let (mut phases, extend) = match cfg.burn_in {
-        BurnIn::Steps(b) => (plan(b), false),
-        BurnIn::Auto => (plan(integrator.warmup()), true),
-    };
-    let warm_max = (cfg.max_steps / 2).min(MAX_WARMUP);
-    bars.stage(&format!(
-        "warm-up: {} on the whole data set, adapting its step and metric",
-        integrator.name().to_uppercase()
-    ));
-    let mut warm = 0u64;
-    let (mut converged, mut rhat) = (false, f64::NAN);
-    let mut last_window = 0u64;
-    loop {
-        // Convergence is judged on the draws since the first window of this round began:
-        // the first stretch holds the transient from the dispersed starts, and a single
-        // window of a few autocorrelation times gives R̂ too noisy to judge by.
-        let mut judged_from: Option<Vec<usize>> = None;
-        for &phase in &phases {
-            let len = phase.len();
-            if len == 0 {
-                continue;
-            }
-            let from: Vec<usize> = chains.iter().map(Chain::kept).collect();
-            let sampler = kernel(integrator, model, &metric, cfg)?;
-            let counts = advance_all(&mut chains, &mut das, &sampler, len, true, 0.0, 1, bars);
-            warm += len;
-            if chains.iter().any(|c| c.failure.is_some()) {
-                break;
-            }
-            notes.extend(unstick(&mut chains, &mut das, &counts));
-            let Phase::Window(len) = phase else {
-                continue;
-            };
-            judged_from.get_or_insert_with(|| from.clone());
-            last_window = len;
-            // The window's draws check the metric (or, once it came from draws, replace it).
-            if let Some(m) = adapt::window_moments(&chains, &from)? {
-                let replace = match &source {
-                    Source::Draws { .. } => true,
-                    Source::Laplace if len >= integrator.min_checked_window() => {
-                        let (v, o) = adapt::disagreement(&metric, &lap.mode.theta, &m);
-                        let off = v > adapt::MAX_VARIANCE_RATIO || o > adapt::MAX_OFFSET;
-                        if off {
-                            source = Source::Draws {
-                                variance_ratio: v,
-                                offset: o,
-                            };
-                        }
-                        off
-                    }
-                    Source::Laplace => false,
-                };
-                if replace && let Some(new) = adapt::metric_from(&m, &lap.metric) {
-                    metric = new;
-                }
-            }
-            for da in das.iter_mut() {
-                *da = DualAveraging::new(da.step_size(), target_accept);
-            }
-        }
-        if chains.iter().any(|c| c.failure.is_some()) {
-            break;
-        }
-        let judged = chains
-            .iter()
-            .zip(judged_from.as_deref().unwrap_or(&[]))
-            .map(|(c, &f)| c.kept() - f)
-            .min()
-            .unwrap_or(0);
-        if let Some(s) = diagnose::scan(&chains, d, judged) {
-            rhat = s.max_rhat;
-            converged = s.max_rhat <= WARMUP_RHAT;
-        }
-        if converged || !extend || warm >= warm_max {
-            break;
-        }
-        let next = (2 * last_window.max(100)).min(warm_max.saturating_sub(warm + 50));
-        if next == 0 {
-            break;
-        }
-        phases = vec![Phase::Window(next), Phase::Fast(50)];
-    }
+    let mut warm = warm_up(cfg, model, lap, integrator, &mut chains, &mut das, bars)?;
+    notes.extend(std::mem::take(&mut warm.notes));
     let eps = common_step(&das);
-    if matches!(cfg.burn_in, BurnIn::Auto)
-        && !converged
-        && !chains.iter().any(|c| c.failure.is_some())
-    {
-        warnings.push(format!(
-            "warm-up ended after {warm} steps without the chains agreeing (split R̂ {rhat:.3} over its windows): the draws may still remember their starts, or the chains are in different modes"
-        ));
-    }
+    let failed = chains.iter().any(|c| c.failure.is_some());
+    let mut warnings: Vec<String> = unconverged(cfg, &warm, failed).into_iter().collect();
     for c in chains.iter_mut() {
         c.clear_draws()?;
     }
@@ -577,19 +474,9 @@ pub fn run(
     let sampling_started = Instant::now();
 
     // Sampling at the adapted step on the final metric.
-    let sampler = kernel(integrator, model, &metric, cfg)?;
+    let sampler = kernel(integrator, model, &warm.metric, cfg)?;
     let tau = integrator.correlation_time(eps);
-    let thin = match cfg.thin {
-        Thin::Every(k) => k,
-        // About eight draws per autocorrelation time.
-        Thin::Auto => {
-            let t = ((tau / 8.0).round() as u64).max(1);
-            match cfg.steps {
-                Some(s) => t.max(super::config::auto_thin(s)),
-                None => t,
-            }
-        }
-    };
+    let thin = thin_for(cfg, tau);
     let mut totals = vec![Counts::default(); chains.len()];
     let mut das_s = das.clone();
     let mut run = |chains: &mut [Chain], steps: u64| -> Result<(), String> {
@@ -602,75 +489,27 @@ pub fn run(
         Ok(())
     };
     let min_block = ((5.0 * tau).ceil() as u64).max(50);
-    let budget = cfg.max_steps.saturating_sub(warm).max(1);
-    let first = (warm / 2).max(min_block);
+    let budget = cfg.max_steps.saturating_sub(warm.steps).max(1);
+    let first = (warm.steps / 2).max(min_block);
     bars.stage("sampling to the target ESS");
     let (sampled, more) =
         sample_to_target(cfg, &mut chains, d, first, min_block, budget, &mut run)?;
     notes.extend(more);
     let seconds = started.elapsed().as_secs_f64();
     let sampling_seconds = sampling_started.elapsed().as_secs_f64();
-
-    let total = totals.iter().fold(Counts::default(), |a, c| Counts {
-        proposals: a.proposals + c.proposals,
-        accepted: a.accepted + c.accepted,
-        divergent: a.divergent + c.divergent,
-    });
-    let acceptance = total.accepted as f64 / total.proposals.max(1) as f64;
-    if total.divergent as f64 > DIVERGENT_WARN_FRACTION * total.proposals as f64 {
-        warnings.push(format!(
-            "{} of {} transitions after warm-up diverged (a proposal's log acceptance ratio below {DIVERGENT_LOG_RATIO} or a non-finite density): the posterior has regions of a curvature the step {eps:.3e} cannot follow (a funnel's neck?), which the draws may miss; reparameterise (e.g. non-centred) or check the model",
-            total.divergent, total.proposals
-        ));
-    } else if total.divergent > 0 {
-        notes.push(format!(
-            "{} of {} transitions after warm-up diverged and were rejected (a jump into a far tail; the draws stay exact)",
-            total.divergent, total.proposals
-        ));
-    }
-    for (ch, c) in chains.iter().zip(&totals) {
-        let a = c.accepted as f64 / c.proposals.max(1) as f64;
-        if c.proposals > 0 && a < STUCK_ACCEPTANCE {
-            warnings.push(format!(
-                "chain {} accepted {:.1}% of its proposals after warm-up (the step was adapted for {:.0}%): it is stuck where the step does not fit (a funnel's neck, a far mode), and its draws may not represent the posterior",
-                ch.id,
-                100.0 * a,
-                100.0 * target_accept
-            ));
-        }
-    }
-    let (metric_label, disagreement) = match source {
-        Source::Laplace => ("laplace".to_string(), None),
-        Source::Draws {
-            variance_ratio,
-            offset,
-        } => ("draws".to_string(), Some((variance_ratio, offset))),
-    };
+    let total = after_warmup(
+        &chains,
+        &totals,
+        eps,
+        target_accept,
+        &mut notes,
+        &mut warnings,
+    );
     Ok(Sampled {
         chains,
-        burn_in: warm,
-        total_steps: warm + sampled,
-        warmup: WarmupSummary {
-            adapted: true,
-            sampler: integrator.name().into(),
-            preconditioner: metric.kind().into(),
-            cv: false,
-            batch: n,
-            full_batch: true,
-            step_size: eps,
-            alpha: 0.0,
-            mode_iterations: lap.mode.iterations,
-            mode_passes: lap.mode.passes,
-            mode_log_posterior: lap.mode.log_post,
-            steps: warm,
-            converged,
-            rhat,
-            metric: metric_label,
-            metric_disagreement: disagreement.map(|(v, o)| [v, o]),
-            target_acceptance: Some(target_accept),
-            restarts: 0,
-            bias_acceptance: None,
-        },
+        burn_in: warm.steps,
+        total_steps: warm.steps + sampled,
+        warmup: record(lap, integrator, &warm, n, eps),
         thin,
         step_label: "auto".into(),
         grad_evals_per_step: (n * integrator.gradients(eps)) as f64,
@@ -682,9 +521,247 @@ pub fn run(
         warnings,
         alpha: Some(0.0),
         stability: None,
-        acceptance: Some(acceptance),
+        acceptance: Some(total.accepted as f64 / total.proposals.max(1) as f64),
         divergent: Some(total.divergent),
     })
+}
+
+/// The warning for an adapted warm-up that ended without the chains agreeing (not when a
+/// chain failed, which says so itself).
+fn unconverged(cfg: &SampleConfig, warm: &Warm, failed: bool) -> Option<String> {
+    (matches!(cfg.burn_in, BurnIn::Auto) && !warm.converged && !failed).then(|| format!(
+        "warm-up ended after {} steps without the chains agreeing (split R̂ {:.3} over its windows): the draws may still remember their starts, or the chains are in different modes",
+        warm.steps, warm.rhat
+    ))
+}
+
+/// Moves every chain whose dispersed start has a non-finite density to the mode; a note
+/// for each.
+fn finite_starts(chains: &mut [Chain], model: &dyn ModelSync, lap: &Laplace) -> Vec<String> {
+    let mut notes = Vec::new();
+    for ch in chains.iter_mut() {
+        if !super::mode::log_posterior(model, &ch.theta).is_finite() {
+            notes.push(format!(
+                "chain {}: the log density at its dispersed start is not finite; it starts at the mode",
+                ch.id
+            ));
+            ch.theta = lap.mode.theta.clone();
+        }
+    }
+    notes
+}
+
+/// What the warm-up found.
+struct Warm {
+    /// The metric the chains sample with, and where it came from.
+    metric: MetricStore,
+    source: Source,
+    /// Warm-up steps per chain.
+    steps: u64,
+    /// Whether the chains agreed, and the largest split R̂ at the end.
+    converged: bool,
+    rhat: f64,
+    notes: Vec<String>,
+}
+
+/// The warm-up: the plan, then (with `--burn-in auto`) a longer window and a last
+/// stretch at a time until the chains agree, adapting each chain's step by dual
+/// averaging and checking (or replacing) the metric with each window's draws.
+fn warm_up(
+    cfg: &SampleConfig,
+    model: &dyn ModelSync,
+    lap: &Laplace,
+    integrator: Integrator,
+    chains: &mut [Chain],
+    das: &mut [DualAveraging],
+    bars: &Bars,
+) -> Result<Warm, String> {
+    let mut w = Warm {
+        metric: lap.metric.clone(),
+        source: Source::Laplace,
+        steps: 0,
+        converged: false,
+        rhat: f64::NAN,
+        notes: vec![],
+    };
+    let (mut phases, extend) = match cfg.burn_in {
+        BurnIn::Steps(b) => (plan(b), false),
+        BurnIn::Auto => (plan(integrator.warmup()), true),
+    };
+    let warm_max = (cfg.max_steps / 2).min(MAX_WARMUP);
+    bars.stage(&format!(
+        "warm-up: {} on the whole data set, adapting its step and metric",
+        integrator.name().to_uppercase()
+    ));
+    let mut last_window = 0u64;
+    loop {
+        // Convergence is judged on the draws since the first window of this round began:
+        // the first stretch holds the transient from the dispersed starts, and a single
+        // window of a few autocorrelation times gives R̂ too noisy to judge by.
+        let mut judged_from: Option<Vec<usize>> = None;
+        for &phase in &phases {
+            let len = phase.len();
+            if len == 0 {
+                continue;
+            }
+            let from: Vec<usize> = chains.iter().map(Chain::kept).collect();
+            let sampler = kernel(integrator, model, &w.metric, cfg)?;
+            let counts = advance_all(chains, das, &sampler, len, true, 0.0, 1, bars);
+            w.steps += len;
+            if chains.iter().any(|c| c.failure.is_some()) {
+                break;
+            }
+            w.notes.extend(unstick(chains, das, &counts));
+            let Phase::Window(len) = phase else {
+                continue;
+            };
+            judged_from.get_or_insert_with(|| from.clone());
+            last_window = len;
+            // The window's draws check the metric (or, once it came from draws, replace it).
+            if let Some(m) = adapt::window_moments(chains, &from)? {
+                let checked = len >= integrator.min_checked_window();
+                update_metric(&mut w, &m, lap, checked);
+            }
+            for da in das.iter_mut() {
+                *da = DualAveraging::new(da.step_size(), integrator.target_accept());
+            }
+        }
+        if chains.iter().any(|c| c.failure.is_some()) {
+            break;
+        }
+        judge(&mut w, chains, model.dim(), judged_from.as_deref());
+        if w.converged || !extend || w.steps >= warm_max {
+            break;
+        }
+        let next = (2 * last_window.max(100)).min(warm_max.saturating_sub(w.steps + 50));
+        if next == 0 {
+            break;
+        }
+        phases = vec![Phase::Window(next), Phase::Fast(50)];
+    }
+    Ok(w)
+}
+
+/// Whether the chains agree: split R̂ over their draws since `from` (the first window
+/// of the round), at most [`WARMUP_RHAT`].
+fn judge(w: &mut Warm, chains: &[Chain], d: usize, from: Option<&[usize]>) {
+    let judged = chains
+        .iter()
+        .zip(from.unwrap_or(&[]))
+        .map(|(c, &f)| c.kept() - f)
+        .min()
+        .unwrap_or(0);
+    if let Some(s) = diagnose::scan(chains, d, judged) {
+        w.rhat = s.max_rhat;
+        w.converged = s.max_rhat <= WARMUP_RHAT;
+    }
+}
+
+/// A window's moments `m` check the Laplace metric (where the window is long enough to
+/// judge by) and replace it when it is off; once the metric came from draws, each
+/// window's replace it.
+fn update_metric(w: &mut Warm, m: &adapt::Moments, lap: &Laplace, checked: bool) {
+    let replace = match &w.source {
+        Source::Draws { .. } => true,
+        Source::Laplace if checked => {
+            let (v, o) = adapt::disagreement(&w.metric, &lap.mode.theta, m);
+            let off = v > adapt::MAX_VARIANCE_RATIO || o > adapt::MAX_OFFSET;
+            if off {
+                w.source = Source::Draws {
+                    variance_ratio: v,
+                    offset: o,
+                };
+            }
+            off
+        }
+        Source::Laplace => false,
+    };
+    if replace && let Some(new) = adapt::metric_from(m, &lap.metric) {
+        w.metric = new;
+    }
+}
+
+/// `--thin`, or about eight draws per autocorrelation time `tau` (with `--steps`, no
+/// more than [`super::config::AUTO_DRAWS`] a chain).
+fn thin_for(cfg: &SampleConfig, tau: f64) -> u64 {
+    match cfg.thin {
+        Thin::Every(k) => k,
+        Thin::Auto => {
+            let t = ((tau / 8.0).round() as u64).max(1);
+            match cfg.steps {
+                Some(s) => t.max(super::config::auto_thin(s)),
+                None => t,
+            }
+        }
+    }
+}
+
+/// The transitions after warm-up, all chains together; the note or warning their
+/// divergences call for, and a warning for each chain stuck below a useful acceptance.
+fn after_warmup(
+    chains: &[Chain],
+    totals: &[Counts],
+    eps: f64,
+    target_accept: f64,
+    notes: &mut Vec<String>,
+    warnings: &mut Vec<String>,
+) -> Counts {
+    let total = totals.iter().fold(Counts::default(), |a, c| Counts {
+        proposals: a.proposals + c.proposals,
+        accepted: a.accepted + c.accepted,
+        divergent: a.divergent + c.divergent,
+    });
+    if total.divergent as f64 > DIVERGENT_WARN_FRACTION * total.proposals as f64 {
+        warnings.push(format!(
+            "{} of {} transitions after warm-up diverged (a proposal's log acceptance ratio below {DIVERGENT_LOG_RATIO} or a non-finite density): the posterior has regions of a curvature the step {eps:.3e} cannot follow (a funnel's neck?), which the draws may miss; reparameterise (e.g. non-centred) or check the model",
+            total.divergent, total.proposals
+        ));
+    } else if total.divergent > 0 {
+        notes.push(format!(
+            "{} of {} transitions after warm-up diverged and were rejected (a jump into a far tail; the draws stay exact)",
+            total.divergent, total.proposals
+        ));
+    }
+    for (ch, c) in chains.iter().zip(totals) {
+        let a = c.accepted as f64 / c.proposals.max(1) as f64;
+        if c.proposals > 0 && a < STUCK_ACCEPTANCE {
+            warnings.push(format!(
+                "chain {} accepted {:.1}% of its proposals after warm-up (the step was adapted for {:.0}%): it is stuck where the step does not fit (a funnel's neck, a far mode), and its draws may not represent the posterior",
+                ch.id,
+                100.0 * a,
+                100.0 * target_accept
+            ));
+        }
+    }
+    total
+}
+
+/// The exact path's warm-up record.
+fn record(lap: &Laplace, integrator: Integrator, warm: &Warm, n: usize, eps: f64) -> WarmupSummary {
+    let (metric, disagreement) = match warm.source {
+        Source::Laplace => ("laplace", None),
+        Source::Draws {
+            variance_ratio,
+            offset,
+        } => ("draws", Some([variance_ratio, offset])),
+    };
+    WarmupSummary {
+        adapted: true,
+        preconditioner: warm.metric.kind().into(),
+        full_batch: true,
+        alpha: 0.0,
+        steps: warm.steps,
+        converged: warm.converged,
+        rhat: warm.rhat,
+        metric: metric.into(),
+        metric_disagreement: disagreement,
+        target_acceptance: Some(integrator.target_accept()),
+        ..WarmupSummary::given(integrator.name(), n, eps).with_mode(
+            lap.mode.iterations,
+            lap.mode.passes,
+            lap.mode.log_post,
+        )
+    }
 }
 
 #[cfg(test)]
