@@ -17,7 +17,7 @@ use sgld::schedule::Constant;
 use super::adapt;
 use super::bias;
 use super::blocks::{WARMUP_RHAT, sample_to_target};
-use super::chains::{self, Chain, Estimator, Sampled, Stretch, advance_all};
+use super::chains::{self, Chain, Estimator, Sampled, SharedEstimator, Stretch, advance_all};
 use super::config::{SampleConfig, SamplerKind};
 use super::diagnose;
 use super::exact;
@@ -72,38 +72,107 @@ pub fn run(
         // MALA asked for by name: the exact path, whatever the data's size.
         return exact::run(cfg, model, lap, starts, exact::Integrator::Mala, bars);
     }
-    // Sampled exactly where the whole data set is taken.
-    let smooth = shape != Shape::Kinked;
-    let d = model.dim();
     let n = model.len();
     let mode = &lap.mode.theta;
-    let mut metric = lap.metric.clone();
+    let (noise, choice) = measure(cfg, model, lap, shape, bars)?;
+    if let Some(i) = exact_integrator(cfg, shape, choice) {
+        return exact::run(cfg, model, lap, starts, i, bars);
+    }
+    let centre = choice.cv.then_some(mode.as_slice());
+    let mut cv_buf = Vec::new();
+    let estimator = Estimator::new(model, centre, &mut cv_buf)?;
+    let ula = Ula {
+        cfg,
+        model,
+        est: estimator.shared(),
+        choice,
+        centre,
+        rows: &noise.rows,
+        bars,
+    };
+    let first_eps = ula.step(if choice.cv { noise.cv } else { noise.plain });
+    bars.stage("warm-up: rounds of SGLD until the chains agree");
+    let started = Instant::now();
+    let mut w = warm_up(&ula, lap, starts, first_eps)?;
+    let bias_acceptance = end_warmup(&ula, &mut w)?;
+    for c in w.chains.iter_mut() {
+        c.clear_draws()?;
+    }
+    // With --chain-ids, every chain warmed up (the step and the warm-up's end depend on
+    // all of them) and only the selected ones sample.
+    chains::select(&mut w.chains, cfg.chain_ids.as_ref());
+    let sampling_started = Instant::now();
+    let (thin, sampled) = sample(&ula, &mut w)?;
+    let seconds = started.elapsed().as_secs_f64();
+    let sampling_seconds = sampling_started.elapsed().as_secs_f64();
+    let alpha = if failed(&w.chains) {
+        f64::NAN
+    } else if choice.full {
+        0.0
+    } else {
+        let lambda = ula.end_lambda(&w.metric, &w.chains)?;
+        warmup::alpha_at(w.eps, lambda, choice.batch, n, cfg.temperature)
+    };
+    let warmup = WarmupSummary {
+        alpha,
+        bias_acceptance,
+        ..record(&ula, lap, &w)
+    };
+    Ok(Sampled {
+        burn_in: w.steps,
+        total_steps: w.steps + sampled,
+        warmup,
+        thin,
+        step_label: "auto".into(),
+        grad_evals_per_step: (if choice.cv { 2 } else { 1 } * choice.batch) as f64,
+        batch: choice.batch,
+        seconds,
+        sampling: (sampling_seconds, sampled),
+        constant_step: true,
+        notes: w.notes,
+        warnings: w.warnings,
+        alpha: Some(alpha),
+        // In the whitened coordinates the posterior's curvature is about 1.
+        stability: Some((w.eps, 1.0)),
+        acceptance: None,
+        divergent: None,
+        chains: w.chains,
+    })
+}
+
+/// The mini-batch noise measured before the choice: the rows it is measured on, and
+/// its `λ` for plain mini-batches and for control variates.
+struct Noise {
+    rows: Vec<usize>,
+    plain: f64,
+    cv: f64,
+}
+
+/// The noise of both estimators at four draws from the Laplace approximation (none up
+/// to [`EXACT_ROWS`] rows of a smooth target, where the whole data set is taken), and
+/// the estimator and batch it chooses.
+fn measure(
+    cfg: &SampleConfig,
+    model: &dyn ModelSync,
+    lap: &Laplace,
+    shape: Shape,
+    bars: &Bars,
+) -> Result<(Noise, Choice), String> {
+    let n = model.len();
     let mut rng = DefaultRng::seed_from_u64(Stream::NoiseRows.seed(cfg.seed));
     let rows = warmup::noise_rows(model, &mut rng);
-    // The noise of both estimators at four draws from the Laplace approximation.
     let probes: Vec<Vec<f32>> = (0..4).map(|_| lap.draw(&mut rng, 1.0)).collect();
-    // α varies from point to point: the mean over the points, with the step set for
-    // half the target.
-    let lambda_of = |metric: &MetricStore,
-                     points: &[Vec<f32>],
-                     centre: Option<&[f32]>|
-     -> Result<f64, String> {
-        let each: Vec<f64> = points
-            .par_iter()
-            .map(|p| warmup::noise_lambda(model, metric, p, centre, &rows))
-            .collect::<Result<_, _>>()?;
-        Ok(each.iter().sum::<f64>() / points.len().max(1) as f64)
-    };
-    // Up to EXACT_ROWS rows the whole data set is taken without measuring the noise
-    // (which needs two rows at least).
+    // The noise needs two rows at least; the kinked shape is never sampled exactly.
+    let smooth = shape != Shape::Kinked;
     let always_full = smooth && cfg.batch.is_none() && !cfg.cv && n <= EXACT_ROWS;
-    let (lam_plain, lam_cv) = if always_full {
+    let (plain, cv) = if always_full {
         (0.0, 0.0)
     } else {
         bars.stage("warm-up: the gradient noise of mini-batches at four points");
+        let mode = Some(lap.mode.theta.as_slice());
         let (plain, cv) = rayon::join(
-            || lambda_of(&metric, &probes, None),
-            || lambda_of(&metric, &probes, Some(mode)),
+            || lambda_of(model, &lap.metric, &probes, None, &rows),
+            || lambda_of(model, &lap.metric, &probes, mode, &rows),
         );
         (plain?, cv?)
     };
@@ -112,67 +181,109 @@ pub fn run(
         Shape::Laplace(_) => Some(HMC_WORTH),
         Shape::Kinked => None,
     };
-    let Choice { batch, cv, full } = choose(cfg, n, lam_plain, lam_cv, worth);
-    if full && cfg.temperature > 0.0 {
-        let integrator = match shape {
-            Shape::Smooth => Some(exact::Integrator::Mala),
-            Shape::Laplace(b) => Some(exact::Integrator::Hmc { laplace: Some(b) }),
-            Shape::Kinked => None,
-        };
-        if let Some(i) = integrator {
-            return exact::run(cfg, model, lap, starts, i, bars);
+    let choice = choose(cfg, n, plain, cv, worth);
+    Ok((Noise { rows, plain, cv }, choice))
+}
+
+/// The exact path's sampler where the whole data set is taken and the shape allows
+/// one (not for a tempered optimiser, `--temperature 0`).
+fn exact_integrator(cfg: &SampleConfig, shape: Shape, choice: Choice) -> Option<exact::Integrator> {
+    if !choice.full || cfg.temperature <= 0.0 {
+        return None;
+    }
+    match shape {
+        Shape::Smooth => Some(exact::Integrator::Mala),
+        Shape::Laplace(b) => Some(exact::Integrator::Hmc { laplace: Some(b) }),
+        Shape::Kinked => None,
+    }
+}
+
+/// Whether a chain stopped.
+fn failed(chains: &[Chain]) -> bool {
+    chains.iter().any(|c| c.failure.is_some())
+}
+
+/// The mean over `points` of the largest eigenvalue `λ` of the mini-batch noise in the
+/// metric's coordinates (α varies from point to point: the step is set for half the
+/// target at the mean).
+fn lambda_of(
+    model: &dyn ModelSync,
+    metric: &MetricStore,
+    points: &[Vec<f32>],
+    centre: Option<&[f32]>,
+    rows: &[usize],
+) -> Result<f64, String> {
+    let each: Vec<f64> = points
+        .par_iter()
+        .map(|p| warmup::noise_lambda(model, metric, p, centre, rows))
+        .collect::<Result<_, _>>()?;
+    Ok(each.iter().sum::<f64>() / points.len().max(1) as f64)
+}
+
+/// The unadjusted path as chosen: the model, its estimator (control variates around
+/// `centre` or plain mini-batches), the batch, and the rows its noise is measured on.
+struct Ula<'a> {
+    cfg: &'a SampleConfig,
+    model: &'a dyn ModelSync,
+    est: &'a SharedEstimator<'a>,
+    choice: Choice,
+    centre: Option<&'a [f32]>,
+    rows: &'a [usize],
+    bars: &'a Bars,
+}
+
+impl Ula<'_> {
+    /// The step for noise `λ` (eq. 10 at α = half of `--alpha`), or the largest whitened
+    /// step where the whole data set is taken.
+    fn step(&self, lambda: f64) -> f64 {
+        if self.choice.full {
+            return MAX_WHITE_STEP;
+        }
+        let (cfg, batch, n) = (self.cfg, self.choice.batch, self.model.len());
+        warmup::step_for(lambda, ALPHA_MARGIN * cfg.alpha, batch, n, cfg.temperature)
+    }
+
+    /// `--thin`, or about eight draws per autocorrelation time (≈ 4/ε steps in the
+    /// whitened coordinates).
+    fn thin(&self, eps: f64) -> u64 {
+        match self.cfg.thin {
+            Thin::Every(k) => k,
+            Thin::Auto => ((0.5 / eps).round() as u64).max(1),
         }
     }
-    let step = |lambda: f64| {
-        if full {
-            MAX_WHITE_STEP
-        } else {
-            warmup::step_for(lambda, ALPHA_MARGIN * cfg.alpha, batch, n, cfg.temperature)
-        }
-    };
-    let centre = cv.then_some(mode.as_slice());
-    let first_eps = step(if cv { lam_cv } else { lam_plain });
-    bars.stage("warm-up: rounds of SGLD until the chains agree");
 
-    let mut cv_buf = Vec::new();
-    let estimator = Estimator::new(model, centre, &mut cv_buf)?;
-    let est = estimator.shared();
-    let thin_for = |eps: f64| match cfg.thin {
-        Thin::Every(k) => k,
-        // About eight draws per autocorrelation time (≈ 4/ε steps in the whitened
-        // coordinates).
-        Thin::Auto => ((0.5 / eps).round() as u64).max(1),
-    };
-    let started = Instant::now();
-    let run_stretch = |chains: &mut [Chain],
-                       metric: &MetricStore,
-                       eps: f64,
-                       steps: u64,
-                       thin: u64|
-     -> Result<(), String> {
+    /// `steps` steps of preconditioned SGLD on every chain at step `eps` in `metric`.
+    fn stretch(
+        &self,
+        chains: &mut [Chain],
+        metric: &MetricStore,
+        eps: f64,
+        steps: u64,
+        thin: u64,
+    ) -> Result<(), String> {
+        let cfg = self.cfg;
         let bad = |what: &'static str| move |e: sgld::Error| format!("{what}: {e}");
-        let sampler = PrecondSgld::new(metric.metric(), d).map_err(bad("the metric"))?;
+        let sampler =
+            PrecondSgld::new(metric.metric(), self.model.dim()).map_err(bad("the metric"))?;
         let sampler = super::config::with_options!(sampler, cfg);
         let schedule = Constant::new(eps as f32).map_err(|e| format!("step size {eps:e}: {e}"))?;
         let stretch = Stretch {
-            schedule: &schedule,
-            steps,
-            total: steps,
-            batch,
-            full,
             burn_in: BurnIn::Steps(0),
-            alpha: cfg.alpha,
-            temperature: cfg.temperature,
-            thin,
+            batch: self.choice.batch,
+            full: self.choice.full,
             count_moves: false,
+            ..Stretch::given(cfg, &schedule, steps, thin)
         };
-        bars.extend(steps);
-        advance_all(chains, model, est, &sampler, &stretch, &bars.bars);
+        self.bars.extend(steps);
+        let bars = &self.bars.bars;
+        advance_all(chains, self.model, self.est, &sampler, &stretch, bars);
         Ok(())
-    };
-    let end_lambda = |metric: &MetricStore, chains: &[Chain]| -> Result<f64, String> {
-        if full {
-            // No gradient noise: the step is MAX_WHITE_STEP and α is 0.
+    }
+
+    /// The noise's `λ` at the chains' states (0 where the whole data set is taken: no
+    /// gradient noise).
+    fn end_lambda(&self, metric: &MetricStore, chains: &[Chain]) -> Result<f64, String> {
+        if self.choice.full {
             return Ok(0.0);
         }
         let points: Vec<Vec<f32>> = chains
@@ -180,212 +291,245 @@ pub fn run(
             .filter(|c| c.failure.is_none())
             .map(|c| c.theta.clone())
             .collect();
-        lambda_of(metric, &points, centre)
-    };
-    let failed = |chains: &[Chain]| chains.iter().any(|c| c.failure.is_some());
+        lambda_of(self.model, metric, &points, self.centre, self.rows)
+    }
+}
 
-    // Warm-up, restarted from the starts at a quarter of the step after a chain went
-    // non-finite.
-    let warm_max = cfg.max_steps / 2;
-    let mut notes = Vec::new();
-    let mut warnings = Vec::new();
-    let mut restarts = 0u32;
-    let mut metric_source = "laplace";
-    let mut updates = 0u32;
-    let mut disagreement = None;
-    let mut shrink = 1.0f64;
-    let (mut chains, mut eps, mut warm, mut converged, mut rhat, mut rate);
+/// The warm-up's state and what it found.
+struct Warm {
+    chains: Vec<Chain>,
+    metric: MetricStore,
+    /// `laplace`, or `draws` once the warm-up draws replaced it.
+    metric_source: &'static str,
+    /// Replacements of the metric so far, and the first one's disagreement.
+    updates: u32,
+    disagreement: Option<[f64; 2]>,
+    /// The step's factor after restarts (a quarter each), reset by a new metric.
+    shrink: f64,
+    eps: f64,
+    /// Warm-up steps per chain.
+    steps: u64,
+    converged: bool,
+    rhat: f64,
+    /// The bulk and tail ESS per step of the last round, where measured.
+    rate: Option<f64>,
+    restarts: u32,
+    notes: Vec<String>,
+    warnings: Vec<String>,
+}
+
+/// Warm-up, restarted from the starts at a quarter of the step after a chain went
+/// non-finite (not after a signal's stop, which is not a step too large).
+fn warm_up(
+    ula: &Ula<'_>,
+    lap: &Laplace,
+    starts: &[Vec<f32>],
+    first_eps: f64,
+) -> Result<Warm, String> {
+    let cfg = ula.cfg;
+    let mut w = Warm {
+        chains: vec![],
+        metric: lap.metric.clone(),
+        metric_source: "laplace",
+        updates: 0,
+        disagreement: None,
+        shrink: 1.0,
+        eps: first_eps,
+        steps: 0,
+        converged: false,
+        rhat: f64::NAN,
+        rate: None,
+        restarts: 0,
+        notes: vec![],
+        warnings: vec![],
+    };
     loop {
-        chains = chains::from_starts(starts, cfg.seed, Some(&cfg.out))?;
-        eps = first_eps * shrink;
-        warm = 0u64;
-        (converged, rhat, rate) = (false, f64::NAN, None);
+        w.chains = chains::from_starts(starts, cfg.seed, Some(&cfg.out))?;
+        w.eps = first_eps * w.shrink;
+        w.steps = 0u64;
+        (w.converged, w.rhat, w.rate) = (false, f64::NAN, None);
         match cfg.burn_in {
             BurnIn::Steps(b) => {
                 if b > 0 {
-                    run_stretch(&mut chains, &metric, eps, b, thin_for(eps))?;
-                    warm = b;
+                    ula.stretch(&mut w.chains, &w.metric, w.eps, b, ula.thin(w.eps))?;
+                    w.steps = b;
                 }
             }
-            BurnIn::Auto => loop {
-                let len = if warm == 0 {
-                    (50.0 / eps).ceil() as u64
-                } else {
-                    warm / 2
-                }
-                .clamp(1, warm_max.saturating_sub(warm).max(1));
-                let from: Vec<usize> = chains.iter().map(Chain::kept).collect();
-                run_stretch(&mut chains, &metric, eps, len, thin_for(eps))?;
-                warm += len;
-                if failed(&chains) {
-                    break;
-                }
-                let half = chains.iter().map(Chain::kept).min().unwrap_or(0) / 2;
-                if let Some(s) = diagnose::scan(&chains, d, half) {
-                    rhat = s.max_rhat;
-                    rate = Some(s.min_bulk.min(s.min_tail) / (warm / 2).max(1) as f64);
-                    if s.max_rhat <= WARMUP_RHAT {
-                        converged = true;
-                    }
-                }
-                // A metric far from the stretch's draws (an sd off by more than 3×: the
-                // Laplace approximation of a misspecified model, say) is replaced by
-                // them, the step reset, and refined by later stretches while it is still
-                // off by more than MAX_VARIANCE_RATIO, at most MAX_METRIC_UPDATES times.
-                // Not with --clip: clipped steps do not follow the posterior's tails,
-                // so their draws cannot tell its spread.
-                if cfg.clip.is_none()
-                    && updates < MAX_METRIC_UPDATES
-                    && let Some(m) = adapt::window_moments(&chains, &from)?
-                    && m.n >= 4 * d.max(25)
-                {
-                    let (v, o) = adapt::disagreement(&metric, mode, &m);
-                    let limit = if metric_source == "draws" {
-                        adapt::MAX_VARIANCE_RATIO
-                    } else {
-                        ULA_MAX_VARIANCE_RATIO
-                    };
-                    if v > limit
-                        && let Some(new) = adapt::metric_from(&m, &metric)
-                    {
-                        updates += 1;
-                        if metric_source == "laplace" {
-                            disagreement = Some([v, o]);
-                            metric_source = "draws";
-                            shrink = 1.0;
-                        }
-                        metric = new;
-                        converged = converged && v <= adapt::MAX_VARIANCE_RATIO;
-                    }
-                }
-                // The chains' states are now draws of the posterior (or nearer to it than
-                // the probes were): set the step from the noise there.
-                eps = step(end_lambda(&metric, &chains)?) * shrink;
-                if converged || warm >= warm_max {
-                    break;
-                }
-            },
+            BurnIn::Auto => rounds(ula, lap, &mut w)?,
         }
-        // A signal's stop is not a step too large: no restart.
-        if !failed(&chains) || restarts == MAX_RESTARTS || crate::interrupt::requested() {
-            break;
+        if !failed(&w.chains) || w.restarts == MAX_RESTARTS || crate::interrupt::requested() {
+            return Ok(w);
         }
-        let why = chains
+        let why = w
+            .chains
             .iter()
             .find_map(|c| {
                 c.failure
                     .as_ref()
-                    .map(|(s, w)| format!("chain {} at step {s}: {w}", c.id))
+                    .map(|(s, why)| format!("chain {} at step {s}: {why}", c.id))
             })
             .unwrap_or_default();
-        notes.push(format!(
+        w.notes.push(format!(
             "warm-up restarted at a quarter of the step ({why})"
         ));
-        restarts += 1;
-        shrink *= 0.25;
+        w.restarts += 1;
+        w.shrink *= 0.25;
     }
-    if matches!(cfg.burn_in, BurnIn::Auto) && !converged && !failed(&chains) {
-        warnings.push(format!(
-            "warm-up ended at --max-steps/2 = {warm} steps without the chains agreeing (split R̂ {rhat:.3} over its second half): the draws may still remember their starts"
+}
+
+/// `--burn-in auto`: rounds of half the warm-up so far until the chains agree (split R̂
+/// over each round's second half), the metric checked against each round's draws and
+/// the step reset from the noise at the chains' states.
+fn rounds(ula: &Ula<'_>, lap: &Laplace, w: &mut Warm) -> Result<(), String> {
+    let (cfg, d) = (ula.cfg, ula.model.dim());
+    let warm_max = cfg.max_steps / 2;
+    loop {
+        let len = if w.steps == 0 {
+            (50.0 / w.eps).ceil() as u64
+        } else {
+            w.steps / 2
+        }
+        .clamp(1, warm_max.saturating_sub(w.steps).max(1));
+        let from: Vec<usize> = w.chains.iter().map(Chain::kept).collect();
+        ula.stretch(&mut w.chains, &w.metric, w.eps, len, ula.thin(w.eps))?;
+        w.steps += len;
+        if failed(&w.chains) {
+            return Ok(());
+        }
+        let half = w.chains.iter().map(Chain::kept).min().unwrap_or(0) / 2;
+        if let Some(s) = diagnose::scan(&w.chains, d, half) {
+            w.rhat = s.max_rhat;
+            w.rate = Some(s.min_bulk.min(s.min_tail) / (w.steps / 2).max(1) as f64);
+            if s.max_rhat <= WARMUP_RHAT {
+                w.converged = true;
+            }
+        }
+        check_metric(cfg, lap, w, &from)?;
+        // The chains' states are now draws of the posterior (or nearer to it than
+        // the probes were): set the step from the noise there.
+        w.eps = ula.step(ula.end_lambda(&w.metric, &w.chains)?) * w.shrink;
+        if w.converged || w.steps >= warm_max {
+            return Ok(());
+        }
+    }
+}
+
+/// A metric far from the round's draws (an sd off by more than 3×: the Laplace
+/// approximation of a misspecified model, say) is replaced by them, the step reset, and
+/// refined by later rounds while it is still off by more than
+/// [`adapt::MAX_VARIANCE_RATIO`], at most [`MAX_METRIC_UPDATES`] times. Not with
+/// `--clip`: clipped steps do not follow the posterior's tails, so their draws cannot
+/// tell its spread.
+fn check_metric(
+    cfg: &SampleConfig,
+    lap: &Laplace,
+    w: &mut Warm,
+    from: &[usize],
+) -> Result<(), String> {
+    let d = lap.mode.theta.len();
+    if cfg.clip.is_some() || w.updates >= MAX_METRIC_UPDATES {
+        return Ok(());
+    }
+    let Some(m) = adapt::window_moments(&w.chains, from)? else {
+        return Ok(());
+    };
+    if m.n < 4 * d.max(25) {
+        return Ok(());
+    }
+    let (v, o) = adapt::disagreement(&w.metric, &lap.mode.theta, &m);
+    let limit = if w.metric_source == "draws" {
+        adapt::MAX_VARIANCE_RATIO
+    } else {
+        ULA_MAX_VARIANCE_RATIO
+    };
+    if v > limit
+        && let Some(new) = adapt::metric_from(&m, &w.metric)
+    {
+        w.updates += 1;
+        if w.metric_source == "laplace" {
+            w.disagreement = Some([v, o]);
+            w.metric_source = "draws";
+            w.shrink = 1.0;
+        }
+        w.metric = new;
+        w.converged = w.converged && v <= adapt::MAX_VARIANCE_RATIO;
+    }
+    Ok(())
+}
+
+/// The warm-up's end: a warning where the chains did not agree; then the discretisation
+/// bias, the step shrunk until its proposal would pass a full-data Metropolis test (not
+/// where the whole data set is taken); that test's acceptance.
+fn end_warmup(ula: &Ula<'_>, w: &mut Warm) -> Result<Option<f64>, String> {
+    let cfg = ula.cfg;
+    if matches!(cfg.burn_in, BurnIn::Auto) && !w.converged && !failed(&w.chains) {
+        w.warnings.push(format!(
+            "warm-up ended at --max-steps/2 = {} steps without the chains agreeing (split R̂ {:.3} over its second half): the draws may still remember their starts",
+            w.steps, w.rhat
         ));
     }
-    // The discretisation bias: the step shrinks until its proposal would pass a
-    // full-data Metropolis test.
-    let mut bias_acceptance = None;
-    if !full && !failed(&chains) && cfg.temperature > 0.0 {
-        let points: Vec<Vec<f32>> = chains.iter().map(|c| c.theta.clone()).collect();
-        let checked = bias::bounded_step(model, &metric, eps, &points, cfg)?;
-        (eps, bias_acceptance) = (checked.eps, Some(checked.acceptance));
-        notes.extend(checked.note);
-        warnings.extend(checked.warning);
+    if ula.choice.full || failed(&w.chains) || cfg.temperature <= 0.0 {
+        return Ok(None);
     }
-    for c in chains.iter_mut() {
-        c.clear_draws()?;
-    }
-    // With --chain-ids, every chain warmed up (the step and the warm-up's end depend on
-    // all of them) and only the selected ones sample.
-    chains::select(&mut chains, cfg.chain_ids.as_ref());
-    let sampling_started = Instant::now();
+    let points: Vec<Vec<f32>> = w.chains.iter().map(|c| c.theta.clone()).collect();
+    let checked = bias::bounded_step(ula.model, &w.metric, w.eps, &points, cfg)?;
+    w.eps = checked.eps;
+    w.notes.extend(checked.note);
+    w.warnings.extend(checked.warning);
+    Ok(Some(checked.acceptance))
+}
 
-    // Sampling: with --steps, at most AUTO_DRAWS draws per chain under --thin auto (the
-    // ESS-driven length keeps about eight per autocorrelation time of its target).
+/// Sampling after the warm-up in blocks until the target ESS: the thinning (with
+/// `--steps`, at most [`super::config::AUTO_DRAWS`] draws per chain under `--thin auto`)
+/// and the steps sampled per chain.
+fn sample(ula: &Ula<'_>, w: &mut Warm) -> Result<(u64, u64), String> {
+    let (cfg, eps) = (ula.cfg, w.eps);
     let thin = match (cfg.thin, cfg.steps) {
-        (Thin::Auto, Some(s)) => thin_for(eps).max(super::config::auto_thin(s)),
-        _ => thin_for(eps),
+        (Thin::Auto, Some(s)) => ula.thin(eps).max(super::config::auto_thin(s)),
+        _ => ula.thin(eps),
     };
-    let budget = cfg.max_steps.saturating_sub(warm).max(1);
-    let mut sampled = 0u64;
-    if !failed(&chains) {
-        // The first block from the warm-up's ESS per step (pessimistic: its window held
-        // the end of the transient), at most the warm-up's length.
-        let min_block = (20.0 / eps).ceil() as u64;
-        let first = match rate {
-            Some(r) if r > 0.0 && r.is_finite() => (1.2 * cfg.target_ess / r).ceil() as u64,
-            _ => (400.0 / eps).ceil() as u64,
-        }
-        .min(warm.max(min_block))
-        .max(min_block);
-        let mut run = |chains: &mut [Chain], len: u64| run_stretch(chains, &metric, eps, len, thin);
-        bars.stage("sampling to the target ESS");
-        let (s, more) = sample_to_target(cfg, &mut chains, d, first, min_block, budget, &mut run)?;
-        sampled = s;
-        notes.extend(more);
+    if failed(&w.chains) {
+        return Ok((thin, 0));
     }
-    let seconds = started.elapsed().as_secs_f64();
-    let sampling_seconds = sampling_started.elapsed().as_secs_f64();
-    let alpha = if failed(&chains) {
-        f64::NAN
-    } else if full {
-        0.0
-    } else {
-        warmup::alpha_at(
-            eps,
-            end_lambda(&metric, &chains)?,
-            batch,
-            n,
-            cfg.temperature,
+    let budget = cfg.max_steps.saturating_sub(w.steps).max(1);
+    // The first block from the warm-up's ESS per step (pessimistic: its window held
+    // the end of the transient), at most the warm-up's length.
+    let min_block = (20.0 / eps).ceil() as u64;
+    let first = match w.rate {
+        Some(r) if r > 0.0 && r.is_finite() => (1.2 * cfg.target_ess / r).ceil() as u64,
+        _ => (400.0 / eps).ceil() as u64,
+    }
+    .min(w.steps.max(min_block))
+    .max(min_block);
+    let metric = &w.metric;
+    let mut run = |chains: &mut [Chain], len: u64| ula.stretch(chains, metric, eps, len, thin);
+    ula.bars.stage("sampling to the target ESS");
+    let d = ula.model.dim();
+    let (s, more) = sample_to_target(cfg, &mut w.chains, d, first, min_block, budget, &mut run)?;
+    w.notes.extend(more);
+    Ok((thin, s))
+}
+
+/// The warm-up record of the unadjusted path (its α and bias check filled in by the
+/// caller).
+fn record(ula: &Ula<'_>, lap: &Laplace, w: &Warm) -> WarmupSummary {
+    WarmupSummary {
+        adapted: true,
+        preconditioner: w.metric.kind().into(),
+        cv: ula.choice.cv,
+        full_batch: ula.choice.full,
+        steps: w.steps,
+        converged: w.converged,
+        rhat: w.rhat,
+        metric: w.metric_source.into(),
+        metric_disagreement: w.disagreement,
+        restarts: w.restarts,
+        ..WarmupSummary::given("precond", ula.choice.batch, w.eps).with_mode(
+            lap.mode.iterations,
+            lap.mode.passes,
+            lap.mode.log_post,
         )
-    };
-    Ok(Sampled {
-        chains,
-        burn_in: warm,
-        total_steps: warm + sampled,
-        warmup: WarmupSummary {
-            adapted: true,
-            sampler: "precond".into(),
-            preconditioner: metric.kind().into(),
-            cv,
-            batch,
-            full_batch: full,
-            step_size: eps,
-            alpha,
-            mode_iterations: lap.mode.iterations,
-            mode_passes: lap.mode.passes,
-            mode_log_posterior: lap.mode.log_post,
-            steps: warm,
-            converged,
-            rhat,
-            metric: metric_source.into(),
-            metric_disagreement: disagreement,
-            target_acceptance: None,
-            restarts,
-            bias_acceptance,
-        },
-        thin,
-        step_label: "auto".into(),
-        grad_evals_per_step: (if cv { 2 } else { 1 } * batch) as f64,
-        batch,
-        seconds,
-        sampling: (sampling_seconds, sampled),
-        constant_step: true,
-        notes,
-        warnings,
-        alpha: Some(alpha),
-        // In the whitened coordinates the posterior's curvature is about 1.
-        stability: Some((eps, 1.0)),
-        acceptance: None,
-        divergent: None,
-    })
+    }
 }
 
 /// The whole data set (the exact path) is chosen while it costs at most this many times
@@ -407,6 +551,7 @@ pub const EXACT_ROWS: usize = 10_000;
 pub const MIN_BATCH: usize = 10;
 
 /// The estimator and batch of an adapted run.
+#[derive(Debug, Clone, Copy)]
 struct Choice {
     batch: usize,
     cv: bool,
