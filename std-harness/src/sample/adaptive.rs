@@ -397,7 +397,7 @@ fn rounds(ula: &Ula<'_>, lap: &Laplace, w: &mut Warm) -> Result<(), String> {
             return Ok(());
         }
         let half = w.chains.iter().map(Chain::kept).min().unwrap_or(0) / 2;
-        if let Some(s) = diagnose::scan(&w.chains, d, half) {
+        if let Some(s) = diagnose::scan(&w.chains, d, half)? {
             w.rhat = s.max_rhat;
             w.rate = Some(s.min_bulk.min(s.min_tail) / (w.steps / 2).max(1) as f64);
             if s.max_rhat <= WARMUP_RHAT {
@@ -625,5 +625,75 @@ fn choose(cfg: &SampleConfig, n: usize, lam_plain: f64, lam_cv: f64, worth: Opti
             cv: false,
             full: false,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> SampleConfig {
+        SampleConfig::defaults("unused".into())
+    }
+
+    /// The estimator and batch of eq. 10: the rows a batch of one needs at the largest
+    /// whitened step, `ε_max N² λ / (4 · α/2 · τ)` (at least [`MIN_BATCH`]); control
+    /// variates where their two gradients a row cost less; the whole data set up to
+    /// [`EXACT_ROWS`] rows of a smooth target, or where no batch is cheaper.
+    #[test]
+    fn the_estimator_and_batch_follow_eq_10() {
+        let c = cfg();
+        let n = 1_000_000;
+        // 0.1 · 10¹² · 10⁻⁹ / 4 / 0.05 = 500 rows plain; 5 → 10 with control variates.
+        let pick = choose(&c, n, 1e-9, 1e-11, Some(EXACT_WORTH));
+        assert_eq!((pick.batch, pick.cv, pick.full), (10, true, false));
+        // Noise so small that both need the minimum: plain, at half the cost.
+        let pick = choose(&c, n, 1e-12, 1e-14, Some(EXACT_WORTH));
+        assert_eq!((pick.batch, pick.cv, pick.full), (MIN_BATCH, false, false));
+        // At temperature 2 the injected noise doubles: half the rows.
+        let hot = SampleConfig {
+            temperature: 2.0,
+            ..cfg()
+        };
+        let pick = choose(&hot, n, 1e-9, 1.0, None);
+        assert_eq!((pick.batch, pick.cv), (250, false));
+        // No batch under N rows does: the whole data set, even for a kinked target.
+        let pick = choose(&c, n, 1.0, 1.0, None);
+        assert_eq!((pick.batch, pick.full), (n, true));
+        // Small and smooth: exact.
+        let pick = choose(&c, 5_000, 1e-3, 1e-3, Some(EXACT_WORTH));
+        assert_eq!((pick.batch, pick.full), (5_000, true));
+        // --cv is honoured where its batch fits.
+        let cv = SampleConfig { cv: true, ..cfg() };
+        let pick = choose(&cv, n, 1e-12, 1e-9, Some(EXACT_WORTH));
+        assert_eq!((pick.batch, pick.cv, pick.full), (500, true, false));
+    }
+
+    /// With `--batch`, control variates are taken where they allow a step more than
+    /// twice the plain one's (their gradients cost twice as much).
+    #[test]
+    fn a_given_batch_takes_control_variates_where_they_pay() {
+        let given = SampleConfig {
+            batch: Some(100),
+            ..cfg()
+        };
+        // Both steps at the largest whitened step: plain.
+        assert!(!choose(&given, 1_000_000, 1e-15, 1e-16, None).cv);
+        // The plain step far below it, the control variates' at it: control variates.
+        let pick = choose(&given, 1_000_000, 1e-6, 1e-15, None);
+        assert_eq!((pick.batch, pick.cv, pick.full), (100, true, false));
+    }
+
+    /// The step of eq. 10 at half the target α: `ε = (α/2) · 4nτ / (N²λ)`, at most the
+    /// largest whitened step.
+    #[test]
+    fn the_step_puts_alpha_at_half_the_target() {
+        let (n, batch, lambda) = (100_000, 50, 2e-7);
+        let eps = warmup::step_for(lambda, ALPHA_MARGIN * 0.1, batch, n, 1.0);
+        let alpha = warmup::alpha_at(eps, lambda, batch, n, 1.0);
+        assert!((alpha - 0.05).abs() < 1e-12, "{alpha}");
+        assert_eq!(warmup::step_for(1e-30, 0.05, batch, n, 1.0), MAX_WHITE_STEP);
+        let hot = warmup::step_for(lambda, 0.05, batch, n, 2.0);
+        assert!((hot / eps - 2.0).abs() < 1e-12);
     }
 }

@@ -43,7 +43,7 @@ pub(crate) fn sample_to_target(
         if failed(chains) || sampled >= budget {
             break;
         }
-        let Some(s) = diagnose::scan(chains, d, usize::MAX) else {
+        let Some(s) = diagnose::scan(chains, d, usize::MAX)? else {
             next = sampled;
             continue;
         };

@@ -455,3 +455,87 @@ fn validate_network(cfg: &SampleConfig) -> Result<(), String> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every option out of its domain is refused with a message naming it.
+    #[test]
+    fn validation_names_the_bad_option() {
+        let ok = || SampleConfig::defaults("unused".into());
+        assert!(validate(&ok()).is_ok());
+        let cases: Vec<(SampleConfig, &str)> = vec![
+            (
+                SampleConfig {
+                    batch: Some(0),
+                    ..ok()
+                },
+                "--batch",
+            ),
+            (
+                SampleConfig {
+                    steps: Some(0),
+                    ..ok()
+                },
+                "--steps",
+            ),
+            (
+                SampleConfig {
+                    thin: Thin::Every(0),
+                    ..ok()
+                },
+                "--thin",
+            ),
+            (SampleConfig { chains: 0, ..ok() }, "--chains"),
+            (
+                SampleConfig {
+                    chain_ids: Some(2..6),
+                    ..ok()
+                },
+                "--chain-ids",
+            ),
+            (
+                SampleConfig {
+                    alpha: f64::NAN,
+                    ..ok()
+                },
+                "--alpha",
+            ),
+            (
+                SampleConfig {
+                    target_ess: 0.5,
+                    ..ok()
+                },
+                "--target-ess",
+            ),
+            (
+                SampleConfig {
+                    max_steps: 0,
+                    ..ok()
+                },
+                "--max-steps",
+            ),
+            (
+                SampleConfig {
+                    sampler: SamplerKind::Kfac,
+                    ..ok()
+                },
+                "kfac",
+            ),
+            (
+                SampleConfig {
+                    step_size: StepChoice::Given(StepSpec::Const(0.01)),
+                    steps: Some(100),
+                    burn_in: BurnIn::Steps(100),
+                    ..ok()
+                },
+                "--burn-in",
+            ),
+        ];
+        for (cfg, option) in cases {
+            let err = validate(&cfg).unwrap_err();
+            assert!(err.contains(option), "{option}: {err}");
+        }
+    }
+}

@@ -60,12 +60,16 @@ impl Scan {
 
 /// Diagnostics of the last `len` draws of every chain (the whole of them: `usize::MAX`),
 /// of at most [`DIAGNOSED_DRAWS`] as [`summarise`] reads them; `None` when a chain has
-/// fewer than 4.
-pub fn scan(chains: &[Chain], d: usize, len: usize) -> Option<Scan> {
-    let min_len = chains.iter().map(Chain::kept).min()?.min(len);
+/// fewer than 4; the error when a chain's draws cannot be read back (its `.npy` file cut
+/// short or gone), which ends the run instead of letting it sample on blind.
+pub fn scan(chains: &[Chain], d: usize, len: usize) -> Result<Option<Scan>, String> {
+    let Some(min_len) = chains.iter().map(Chain::kept).min() else {
+        return Ok(None);
+    };
+    let min_len = min_len.min(len);
     let t = (min_len * chains.len()).div_ceil(DIAGNOSED_DRAWS).max(1);
     if min_len / t < 4 {
-        return None;
+        return Ok(None);
     }
     let groups: Vec<Vec<diagnostics::Diagnostics>> = (0..d.div_ceil(GROUP))
         .into_par_iter()
@@ -74,8 +78,7 @@ pub fn scan(chains: &[Chain], d: usize, len: usize) -> Option<Scan> {
             let values = group_values(chains, js, min_len, t)?;
             Ok(values.iter().map(|v| diagnostics::diagnostics(v)).collect())
         })
-        .collect::<Result<_, String>>()
-        .ok()?;
+        .collect::<Result<_, String>>()?;
     let per: Vec<diagnostics::Diagnostics> = groups.into_iter().flatten().collect();
     let nan_max = |a: f64, b: f64| {
         if b.is_nan() || a.is_nan() {
@@ -91,11 +94,11 @@ pub fn scan(chains: &[Chain], d: usize, len: usize) -> Option<Scan> {
             a.min(b)
         }
     };
-    Some(Scan {
+    Ok(Some(Scan {
         min_bulk: per.iter().map(|p| p.ess_bulk).fold(f64::INFINITY, nan_min),
         min_tail: per.iter().map(|p| p.ess_tail).fold(f64::INFINITY, nan_min),
         max_rhat: per.iter().map(|p| p.rhat).fold(f64::NEG_INFINITY, nan_max),
-    })
+    }))
 }
 
 /// Parameters whose draws one pass over the rows gathers: sixteen f32 are one cache line
@@ -696,6 +699,23 @@ mod tests {
             .collect()
     }
 
+    /// A chain whose file lost its draws is an error for the scan, not "too few draws".
+    #[test]
+    fn a_scan_of_draws_that_cannot_be_read_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        // 400,000 draws of 3 values: beyond the 4 MiB buffer, so most are in the file.
+        let chains = make(400_000, Some(dir.path()), |_| 0.1);
+        assert!(scan(&chains, 3, usize::MAX).unwrap().is_some());
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(dir.path().join("chain_0.npy"))
+            .unwrap();
+        file.set_len(crate::sample::draws::NPY_HEADER as u64)
+            .unwrap();
+        let err = scan(&chains, 3, usize::MAX).unwrap_err();
+        assert!(err.contains("chain_0.npy"), "{err}");
+    }
+
     fn names() -> Vec<String> {
         ["a", "b", "c"].map(String::from).to_vec()
     }
@@ -773,7 +793,7 @@ mod tests {
             assert_eq!([p.q05, p.q50, p.q95], [q[0], q[1], q[2]], "{}", p.name);
         }
         // The warm-up's scan reads the same draws.
-        let s = scan(&on_disk, 3, usize::MAX).unwrap();
+        let s = scan(&on_disk, 3, usize::MAX).unwrap().unwrap();
         let min_bulk = got.iter().map(|p| p.ess_bulk).fold(f64::INFINITY, f64::min);
         assert_eq!(s.min_bulk, min_bulk);
     }

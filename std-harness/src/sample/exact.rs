@@ -629,7 +629,7 @@ fn warm_up(
         if chains.iter().any(|c| c.failure.is_some()) {
             break;
         }
-        judge(&mut w, chains, model.dim(), judged_from.as_deref());
+        judge(&mut w, chains, model.dim(), judged_from.as_deref())?;
         if w.converged || !extend || w.steps >= warm_max {
             break;
         }
@@ -644,17 +644,18 @@ fn warm_up(
 
 /// Whether the chains agree: split R̂ over their draws since `from` (the first window
 /// of the round), at most [`WARMUP_RHAT`].
-fn judge(w: &mut Warm, chains: &[Chain], d: usize, from: Option<&[usize]>) {
+fn judge(w: &mut Warm, chains: &[Chain], d: usize, from: Option<&[usize]>) -> Result<(), String> {
     let judged = chains
         .iter()
         .zip(from.unwrap_or(&[]))
         .map(|(c, &f)| c.kept() - f)
         .min()
         .unwrap_or(0);
-    if let Some(s) = diagnose::scan(chains, d, judged) {
+    if let Some(s) = diagnose::scan(chains, d, judged)? {
         w.rhat = s.max_rhat;
         w.converged = s.max_rhat <= WARMUP_RHAT;
     }
+    Ok(())
 }
 
 /// A window's moments `m` check the Laplace metric (where the window is long enough to

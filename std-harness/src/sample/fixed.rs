@@ -288,3 +288,27 @@ pub fn psgld_scale(cfg: &SampleConfig) -> Result<f64, String> {
         Ok(scale_at(model, &m.theta, cfg))
     })?
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--thin k` as given; `--thin auto` keeps at most AUTO_DRAWS of the steps that can
+    /// be kept: those after a given burn-in, or all of them where keeping starts at the
+    /// threshold's crossing (at the latest halfway).
+    #[test]
+    fn thinning_keeps_at_most_auto_draws() {
+        let cfg = |thin, burn_in| SampleConfig {
+            thin,
+            burn_in,
+            ..SampleConfig::defaults("unused".into())
+        };
+        assert_eq!(thin_for(&cfg(Thin::Every(7), BurnIn::Auto), 100_000), 7);
+        assert_eq!(
+            thin_for(&cfg(Thin::Auto, BurnIn::Steps(20_000)), 100_000),
+            20
+        );
+        assert_eq!(thin_for(&cfg(Thin::Auto, BurnIn::Auto), 100_000), 25);
+        assert_eq!(thin_for(&cfg(Thin::Auto, BurnIn::Auto), 1_000), 1);
+    }
+}

@@ -5,7 +5,7 @@
 //!
 //! ```
 //! use sgld::models::{Gaussian, LogisticDense};
-//! use sgld_harness::sample::{ModelKind, SampleConfig, Target, sample_model};
+//! use sgld_harness::sample::{SampleConfig, Target, sample_model};
 //!
 //! // Two features and a bias column, labels ±1.
 //! let x = [0.5, 1.0, 1.0, -1.2, 0.3, 1.0, 2.0, -0.1, 1.0, -0.7, -1.5, 1.0];
@@ -14,9 +14,9 @@
 //! let names = ["a", "b", "bias"].map(String::from).to_vec();
 //! let precision = |theta: &[f32]| vec![1.0; theta.len()]; // Gaussian(1): 1/v
 //! let target = Target::new(&model, "my-logistic", names).with_prior("gaussian:1", &precision);
-//! // The command's defaults; the model, data and prior fields are the target's.
+//! // The command's defaults; the model, data and prior are the target's.
 //! let out = std::env::temp_dir().join("sgld-doc-sample-model");
-//! let mut cfg = SampleConfig::new(ModelKind::Logistic, "unused".into(), out.clone());
+//! let mut cfg = SampleConfig::defaults(out.clone());
 //! cfg.steps = Some(2_000);
 //! let outcome = sample_model(&target, &cfg)?;
 //! let a = &outcome.summary.params[0];
