@@ -1,5 +1,5 @@
 //! Sampling after warm-up, in blocks until every parameter reaches the target ESS with
-//! R̂ ≤ 1.01, for the adapted runs ([`super::adaptive`], [`super::exact`]); and when a
+//! R̂ ≤ 1.01, for the adapted runs (the adaptive and exact paths); and when a
 //! warm-up may end.
 
 use super::chains::Chain;

@@ -1,5 +1,5 @@
 //! The network as a model (stage 2): its likelihood, its parameter names in order, and
-//! its description and layer summaries for summary.json. Its sampling is [`super::network`].
+//! its description and layer summaries for summary.json. Its sampling is a later stage's.
 
 use sgld::models::{Mlp, Noise};
 

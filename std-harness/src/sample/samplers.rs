@@ -1,6 +1,6 @@
 //! One place that builds a sampler from `--sampler` and its options (`--friction`,
 //! `--decay`, …, `--temperature`, `--clip`), for every path that runs a chosen sampler:
-//! a given schedule ([`super::fixed`]) and a network ([`super::network`]). Each sampler is
+//! a given schedule and a network. Each sampler is
 //! its own type, so the caller says what to do with it through [`Visit`].
 
 use sgld::Sgld;
