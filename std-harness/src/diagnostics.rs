@@ -7,9 +7,9 @@
 //! estimates, and the ESS uses Geyer's initial positive and monotone sequences with the
 //! antithetic correction `τ ≥ 1/log₁₀(S)`.
 
-use std::sync::Arc;
+use num_complex::Complex;
 
-use rustfft::{Fft, FftPlanner, num_complex::Complex};
+use crate::fft::transform;
 use statrs::distribution::{ContinuousCDF, Normal};
 
 /// The diagnostics of one parameter over several chains.
@@ -30,8 +30,7 @@ pub struct Diagnostics {
 /// values as [`rhat`], [`ess_bulk`] and [`ess_tail`] (the tests compare them), computed
 /// with one sort of the draws instead of five — the folded draws' order is merged out of
 /// it from the median — with the rank-normalised split chains shared by R̂ and the bulk
-/// ESS, the normal scores of untied ranks from a table per draw count, and FFT plans
-/// reused within a thread.
+/// ESS, and the normal scores of untied ranks from a table per draw count.
 pub fn diagnostics(chains: &[Vec<f64>]) -> Diagnostics {
     diagnose(chains).0
 }
@@ -356,12 +355,11 @@ pub fn autocovariance(x: &[f64]) -> Vec<f64> {
     let m = (2 * n).next_power_of_two();
     let mut buf: Vec<Complex<f64>> = x.iter().map(|v| Complex::new(v - mean, 0.0)).collect();
     buf.resize(m, Complex::new(0.0, 0.0));
-    let (forward, inverse) = plans(m);
-    with_scratch(&*forward, |s| forward.process_with_scratch(&mut buf, s));
+    transform(&mut buf, false);
     for c in buf.iter_mut() {
         *c = Complex::new(c.norm_sqr(), 0.0);
     }
-    with_scratch(&*inverse, |s| inverse.process_with_scratch(&mut buf, s));
+    transform(&mut buf, true);
     buf[..n]
         .iter()
         .map(|c| c.re / (m as f64 * n as f64))
@@ -389,8 +387,7 @@ pub fn autocovariance_pair(a: &[f64], b: &[f64]) -> (Vec<f64>, Vec<f64>) {
         .map(|(x, y)| Complex::new(x - ma, y - mb))
         .collect();
     buf.resize(m, Complex::new(0.0, 0.0));
-    let (forward, inverse) = plans(m);
-    with_scratch(&*forward, |s| forward.process_with_scratch(&mut buf, s));
+    transform(&mut buf, false);
     // The power spectrum in place: entries k and m − k from the same two values.
     let power = |z: Complex<f64>, zc: Complex<f64>| {
         Complex::new((z + zc).norm_sqr() / 4.0, (z - zc).norm_sqr() / 4.0)
@@ -401,40 +398,12 @@ pub fn autocovariance_pair(a: &[f64], b: &[f64]) -> (Vec<f64>, Vec<f64>) {
         buf[k] = power(zk, zj.conj());
         buf[j] = power(zj, zk.conj());
     }
-    with_scratch(&*inverse, |s| inverse.process_with_scratch(&mut buf, s));
+    transform(&mut buf, true);
     let scale = m as f64 * n as f64;
     buf[..n]
         .iter()
         .map(|c| (c.re / scale, c.im / scale))
         .unzip()
-}
-
-/// The forward and inverse FFT plans of size `m`, from a planner kept per thread (it
-/// caches its plans by size, so each is made once).
-/// Runs `f` with this thread's FFT scratch, grown to what `fft` needs (one buffer a
-/// thread, not one allocation a transform).
-fn with_scratch(fft: &dyn Fft<f64>, f: impl FnOnce(&mut [Complex<f64>])) {
-    thread_local! {
-        static SCRATCH: std::cell::RefCell<Vec<Complex<f64>>> = const { std::cell::RefCell::new(Vec::new()) };
-    }
-    SCRATCH.with(|s| {
-        let mut s = s.borrow_mut();
-        let len = fft.get_inplace_scratch_len();
-        if s.len() < len {
-            s.resize(len, Complex::new(0.0, 0.0));
-        }
-        f(&mut s[..len]);
-    });
-}
-
-fn plans(m: usize) -> (Arc<dyn Fft<f64>>, Arc<dyn Fft<f64>>) {
-    thread_local! {
-        static PLANNER: std::cell::RefCell<FftPlanner<f64>> = std::cell::RefCell::new(FftPlanner::new());
-    }
-    PLANNER.with(|p| {
-        let mut p = p.borrow_mut();
-        (p.plan_fft_forward(m), p.plan_fft_inverse(m))
-    })
 }
 
 /// Autocorrelations `ρ_t = γ_t/γ_0` up to `max_lag`.

@@ -21,6 +21,7 @@ pub mod diagnostics;
 pub mod exact;
 #[cfg(feature = "plots")]
 pub mod experiments;
+mod fft;
 pub mod ica_tools;
 pub mod interrupt;
 #[cfg(feature = "plots")]
