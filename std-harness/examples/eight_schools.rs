@@ -3,7 +3,7 @@
 use sgld::models::{Dist, Model, PerBlock, Prior};
 use sgld_harness::constrained::Constrained;
 use sgld_harness::constrained::Support::{Positive, Real};
-use sgld_harness::sample::{Outcome, SampleConfig, Target, sample_model};
+use sgld_harness::sample::{Outcome, SampleOptions, Target};
 
 const Y: [f32; 8] = [28.0, 8.0, -3.0, 7.0, -1.0, 1.0, 18.0, 12.0];
 const SIGMA: [f32; 8] = [15.0, 10.0, 16.0, 11.0, 9.0, 11.0, 10.0, 18.0];
@@ -48,7 +48,7 @@ pub fn run(out: std::path::PathBuf) -> Result<Outcome, Box<dyn std::error::Error
     let effects = |t: &[f32]| t[2..].iter().map(|e| t[0] + t[1] * e).collect();
     let target = Target::constrained(&model, "eight-schools", names)
         .with_derived(school("theta").collect(), &effects);
-    Ok(sample_model(&target, &SampleConfig::defaults(out))?)
+    Ok(target.sample(&SampleOptions::new(out))?)
 }
 
 #[allow(dead_code)]

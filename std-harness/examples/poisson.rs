@@ -1,7 +1,6 @@
 //! Your own model through the library: a Poisson regression with a log link, written
 //! here as a user writes one (it implements the core's `Model`; the crate's own
-//! `Glm` is not used), sampled by `sgld_harness::sample::sample_model` with the defaults
-//! of `sgld sample`: the warm-up, four chains, R̂ and ESS, the warnings and the files.
+//! `Glm` is not used), sampled by `Target::sample` with the defaults of `sgld sample`: the warm-up, four chains, R̂ and ESS, the warnings and the files.
 //!
 //! ```text
 //! cargo run --release -p sgld-harness --example poisson [OUT_DIR]
@@ -17,7 +16,8 @@ use std::path::PathBuf;
 use rand_core::Rng;
 use sgld::models::Model;
 use sgld::noise::{default_rng, fill_normal};
-use sgld_harness::sample::{ModelKind, Outcome, SampleConfig, Target, sample_model};
+use sgld_harness::error::Error;
+use sgld_harness::sample::{Outcome, SampleOptions, Target};
 
 /// Poisson regression `yᵢ ~ Poisson(exp(βᵀxᵢ))` with a N(0, v) prior on each coefficient:
 /// `x` is `n × d` row-major (a column of ones for the intercept), `y` the counts.
@@ -108,7 +108,7 @@ fn data(n: usize) -> PoissonRegression {
 }
 
 /// Samples `model` with `sgld sample`'s defaults into `out`.
-fn sample(model: &PoissonRegression, out: PathBuf) -> Result<Outcome, String> {
+fn sample(model: &PoissonRegression, out: PathBuf) -> Result<Outcome, Error> {
     let names = ["x1", "x2", "x3", "x4", "x5"]
         .iter()
         .map(|n| format!("beta[{n}]"))
@@ -119,10 +119,8 @@ fn sample(model: &PoissonRegression, out: PathBuf) -> Result<Outcome, String> {
     let precision = |theta: &[f32]| vec![1.0 / model.prior_var as f64; theta.len()];
     let target = Target::new(model, "poisson-example", names)
         .with_prior(&format!("gaussian:{}", model.prior_var), &precision);
-    // `SampleConfig::new` holds the command's defaults; its model and data fields are the
-    // command's business, not the library call's.
-    let cfg = SampleConfig::new(ModelKind::Poisson, PathBuf::new(), out);
-    sample_model(&target, &cfg)
+    // `SampleOptions::new` holds the command's defaults.
+    target.sample(&SampleOptions::new(out))
 }
 
 fn main() {
@@ -195,8 +193,10 @@ mod tests {
         // A name per parameter, or an error that says so.
         let precision = |t: &[f32]| vec![0.1; t.len()];
         let target = Target::new(&model, "x", vec!["a".into()]).with_prior("g", &precision);
-        let cfg = SampleConfig::new(ModelKind::Poisson, PathBuf::new(), dir.path().join("b"));
-        let err = sample_model(&target, &cfg).err().unwrap();
+        let err = target.sample(&SampleOptions::new(dir.path().join("b")));
+        let Err(Error::Target(err)) = err else {
+            panic!("a target error");
+        };
         assert!(err.contains("1 parameter names for a model of 6"), "{err}");
     }
 }

@@ -214,7 +214,7 @@ pub fn run(cfg: &CompareConfig) -> Result<(Reference, Vec<Row>), String> {
         let (summary, failure) = match sample::run_quiet(&c) {
             Ok(r) => r,
             Err(e) => {
-                rows.push(failed_row(s, base.cv, step, e));
+                rows.push(failed_row(s, base.cv, step, e.to_string()));
                 continue;
             }
         };

@@ -18,6 +18,8 @@ pub mod compare;
 pub mod constrained;
 pub mod data;
 pub mod diagnostics;
+pub mod error;
+pub use error::Error;
 pub mod exact;
 #[cfg(feature = "plots")]
 pub mod experiments;

@@ -12,7 +12,10 @@ const STAGES: &[(&str, &[&str])] = &[
         "utilities",
         &["draws", "files", "kept", "progress", "seeds", "spectrum"],
     ),
-    ("configuration and target", &["config", "records", "target"]),
+    (
+        "configuration and target",
+        &["options", "config", "records", "target"],
+    ),
     ("problem", &["problem", "net_model"]),
     ("warm-up", &["mode", "warmup"]),
     ("chains", &["chains"]),

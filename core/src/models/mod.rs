@@ -28,9 +28,11 @@ pub use prior::{Flat, Gaussian, Laplace, Prior};
 ///
 /// The methods *add* into `grad` (they never clear it), so a caller composes the
 /// gradient of eq. 4 from parts. They trust their arguments: `theta` and `grad` of
-/// length [`dim`](Model::dim), batch indices `< `[`len`](Model::len). Implementations
-/// must not panic on other input (they skip what does not fit), but the result is then
-/// unspecified.
+/// length [`dim`](Model::dim), batch indices `< `[`len`](Model::len). The callers keep
+/// to this (every step checks its batch with [`crate::gradient::check_batch`] before the
+/// model sees it), so a model of one's own can index without guarding. The crate's own
+/// models also skip what does not fit, so that no input makes them panic; the result is
+/// then unspecified.
 pub trait Model {
     /// Number of parameters `d`.
     fn dim(&self) -> usize;

@@ -18,10 +18,10 @@ use super::adapt;
 use super::bias;
 use super::blocks::{WARMUP_RHAT, sample_to_target};
 use super::chains::{self, Chain, Estimator, Sampled, SharedEstimator, Stretch, advance_all};
-use super::config::{SampleConfig, SamplerKind};
 use super::diagnose;
 use super::exact;
 use super::mode::MetricStore;
+use super::options::{SampleOptions, SamplerKind};
 use super::problem::ModelSync;
 use super::progress::Bars;
 use super::seeds::Stream;
@@ -61,7 +61,7 @@ pub enum Shape {
 /// estimator is the whole data set and the target's `shape` allows, preconditioned
 /// SGLD otherwise.
 pub fn run(
-    cfg: &SampleConfig,
+    cfg: &SampleOptions,
     model: &dyn ModelSync,
     lap: &Laplace,
     starts: &[Vec<f32>],
@@ -152,7 +152,7 @@ struct Noise {
 /// to [`EXACT_ROWS`] rows of a smooth target, where the whole data set is taken), and
 /// the estimator and batch it chooses.
 fn measure(
-    cfg: &SampleConfig,
+    cfg: &SampleOptions,
     model: &dyn ModelSync,
     lap: &Laplace,
     shape: Shape,
@@ -187,7 +187,11 @@ fn measure(
 
 /// The exact path's sampler where the whole data set is taken and the shape allows
 /// one (not for a tempered optimiser, `--temperature 0`).
-fn exact_integrator(cfg: &SampleConfig, shape: Shape, choice: Choice) -> Option<exact::Integrator> {
+fn exact_integrator(
+    cfg: &SampleOptions,
+    shape: Shape,
+    choice: Choice,
+) -> Option<exact::Integrator> {
     if !choice.full || cfg.temperature <= 0.0 {
         return None;
     }
@@ -223,7 +227,7 @@ fn lambda_of(
 /// The unadjusted path as chosen: the model, its estimator (control variates around
 /// `centre` or plain mini-batches), the batch, and the rows its noise is measured on.
 struct Ula<'a> {
-    cfg: &'a SampleConfig,
+    cfg: &'a SampleOptions,
     model: &'a dyn ModelSync,
     est: &'a SharedEstimator<'a>,
     choice: Choice,
@@ -265,7 +269,7 @@ impl Ula<'_> {
         let bad = |what: &'static str| move |e: sgld::Error| format!("{what}: {e}");
         let sampler =
             PrecondSgld::new(metric.metric(), self.model.dim()).map_err(bad("the metric"))?;
-        let sampler = super::config::with_options!(sampler, cfg);
+        let sampler = super::options::with_options!(sampler, cfg);
         let schedule = Constant::new(eps as f32).map_err(|e| format!("step size {eps:e}: {e}"))?;
         let stretch = Stretch {
             burn_in: BurnIn::Steps(0),
@@ -421,7 +425,7 @@ fn rounds(ula: &Ula<'_>, lap: &Laplace, w: &mut Warm) -> Result<(), String> {
 /// `--clip`: clipped steps do not follow the posterior's tails, so their draws cannot
 /// tell its spread.
 fn check_metric(
-    cfg: &SampleConfig,
+    cfg: &SampleOptions,
     lap: &Laplace,
     w: &mut Warm,
     from: &[usize],
@@ -480,12 +484,12 @@ fn end_warmup(ula: &Ula<'_>, w: &mut Warm) -> Result<Option<f64>, String> {
 }
 
 /// Sampling after the warm-up in blocks until the target ESS: the thinning (with
-/// `--steps`, at most [`super::config::AUTO_DRAWS`] draws per chain under `--thin auto`)
+/// `--steps`, at most [`super::options::AUTO_DRAWS`] draws per chain under `--thin auto`)
 /// and the steps sampled per chain.
 fn sample(ula: &Ula<'_>, w: &mut Warm) -> Result<(u64, u64), String> {
     let (cfg, eps) = (ula.cfg, w.eps);
     let thin = match (cfg.thin, cfg.steps) {
-        (Thin::Auto, Some(s)) => ula.thin(eps).max(super::config::auto_thin(s)),
+        (Thin::Auto, Some(s)) => ula.thin(eps).max(super::options::auto_thin(s)),
         _ => ula.thin(eps),
     };
     if failed(&w.chains) {
@@ -566,7 +570,13 @@ struct Choice {
 /// sampled exactly, wins up to `worth` ([`EXACT_WORTH`], [`HMC_WORTH`]) times the cost of
 /// the others and always up to [`EXACT_ROWS`] rows; otherwise (a kinked target), up to
 /// twice; otherwise the cheapest wins.
-fn choose(cfg: &SampleConfig, n: usize, lam_plain: f64, lam_cv: f64, worth: Option<f64>) -> Choice {
+fn choose(
+    cfg: &SampleOptions,
+    n: usize,
+    lam_plain: f64,
+    lam_cv: f64,
+    worth: Option<f64>,
+) -> Choice {
     let alpha = ALPHA_MARGIN * cfg.alpha;
     let step = |lam: f64, b: usize| warmup::step_for(lam, alpha, b, n, cfg.temperature);
     if let Some(b) = cfg.batch {
@@ -632,8 +642,8 @@ fn choose(cfg: &SampleConfig, n: usize, lam_plain: f64, lam_cv: f64, worth: Opti
 mod tests {
     use super::*;
 
-    fn cfg() -> SampleConfig {
-        SampleConfig::defaults("unused".into())
+    fn cfg() -> SampleOptions {
+        SampleOptions::new("unused".into())
     }
 
     /// The estimator and batch of eq. 10: the rows a batch of one needs at the largest
@@ -651,7 +661,7 @@ mod tests {
         let pick = choose(&c, n, 1e-12, 1e-14, Some(EXACT_WORTH));
         assert_eq!((pick.batch, pick.cv, pick.full), (MIN_BATCH, false, false));
         // At temperature 2 the injected noise doubles: half the rows.
-        let hot = SampleConfig {
+        let hot = SampleOptions {
             temperature: 2.0,
             ..cfg()
         };
@@ -664,7 +674,7 @@ mod tests {
         let pick = choose(&c, 5_000, 1e-3, 1e-3, Some(EXACT_WORTH));
         assert_eq!((pick.batch, pick.full), (5_000, true));
         // --cv is honoured where its batch fits.
-        let cv = SampleConfig { cv: true, ..cfg() };
+        let cv = SampleOptions { cv: true, ..cfg() };
         let pick = choose(&cv, n, 1e-12, 1e-9, Some(EXACT_WORTH));
         assert_eq!((pick.batch, pick.cv, pick.full), (500, true, false));
     }
@@ -673,7 +683,7 @@ mod tests {
     /// twice the plain one's (their gradients cost twice as much).
     #[test]
     fn a_given_batch_takes_control_variates_where_they_pay() {
-        let given = SampleConfig {
+        let given = SampleOptions {
             batch: Some(100),
             ..cfg()
         };

@@ -11,8 +11,8 @@ use sgld::models::Model;
 use sgld::noise::DefaultRng;
 use sgld::sampler::Mala;
 
-use super::config::SampleConfig;
 use super::mode::MetricStore;
+use super::options::SampleOptions;
 use super::problem::ModelSync;
 use super::seeds::Stream;
 
@@ -45,7 +45,7 @@ pub fn bounded_step(
     metric: &MetricStore,
     mut eps: f64,
     points: &[Vec<f32>],
-    cfg: &SampleConfig,
+    cfg: &SampleOptions,
 ) -> Result<Bounded, String> {
     let mut halvings = 0;
     loop {
@@ -141,7 +141,7 @@ pub fn acceptance(
     metric: &MetricStore,
     eps: f64,
     points: &[Vec<f32>],
-    cfg: &SampleConfig,
+    cfg: &SampleOptions,
 ) -> Result<f64, String> {
     let subset;
     let whole: &dyn ModelSync = if model.len() > MAX_ROWS {
@@ -153,7 +153,7 @@ pub fn acceptance(
     let mala = metric
         .mala(whole)
         .map_err(|e| format!("the bias check's metric: {e}"))?;
-    let mala = super::config::with_options!(mala, cfg);
+    let mala = super::options::with_options!(mala, cfg);
     let d = model.dim();
     let mut sum = 0.0f64;
     let mut count = 0usize;
@@ -196,11 +196,7 @@ mod tests {
         let mode = crate::sample::mode::find_mode(&m, &[0.0, 0.0]).unwrap();
         let h = crate::sample::mode::hessian_precision(&m, &mode.theta).unwrap();
         let (metric, _) = crate::sample::mode::covariance(&h, 2);
-        let cfg = SampleConfig::new(
-            crate::sample::ModelKind::Logistic,
-            "unused".into(),
-            "unused".into(),
-        );
+        let cfg = SampleOptions::new("unused".into());
         let points = vec![mode.theta.clone(); 4];
         let good = acceptance(&m, &metric, 0.1, &points, &cfg).unwrap();
         assert!(good > 0.95, "{good}");

@@ -3,8 +3,8 @@
 //! warm-up may end.
 
 use super::chains::Chain;
-use super::config::SampleConfig;
 use super::diagnose;
+use super::options::SampleOptions;
 
 /// Warm-up ends when the split R̂ of every parameter over the warm-up's second half is at
 /// most this: chains from dispersed starts then agree within a few Monte Carlo errors,
@@ -19,7 +19,7 @@ pub(crate) type Advance<'a> = dyn FnMut(&mut [Chain], u64) -> Result<(), String>
 /// `len` steps, the first time by `first`, then each block by what the ESS so far asks
 /// for (at least `min_block`, at most doubling the run). Returns the steps run and notes.
 pub(crate) fn sample_to_target(
-    cfg: &SampleConfig,
+    cfg: &SampleOptions,
     chains: &mut [Chain],
     d: usize,
     first: u64,

@@ -10,9 +10,9 @@ use sgld::noise::DefaultRng;
 use sgld::sampler::{ChainState, Sampler};
 use sgld::schedule::Schedule;
 
-use super::config::{SampleConfig, SamplerKind};
 use super::draws::Draws;
 use super::kept::Kept;
+use super::options::{SampleOptions, SamplerKind};
 use super::problem::ModelSync;
 use super::records::WarmupSummary;
 use super::seeds::Stream;
@@ -249,7 +249,7 @@ pub struct Stretch<'a, S> {
 impl<'a, S> Stretch<'a, S> {
     /// `steps` steps of a given schedule with `cfg`'s batch, burn-in, α target and
     /// temperature, keeping every `thin`-th (MALA's moves counted).
-    pub fn given(cfg: &SampleConfig, schedule: &'a S, steps: u64, thin: u64) -> Self {
+    pub fn given(cfg: &SampleOptions, schedule: &'a S, steps: u64, thin: u64) -> Self {
         Self {
             schedule,
             steps,

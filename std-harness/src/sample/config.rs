@@ -5,42 +5,13 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+pub use super::options::{
+    AUTO_DRAWS, DEFAULT_STEPS, NETWORK_STEPS, SamplerKind, SamplerSettings, Weighting, auto_thin,
+    cv_applies,
+};
+use super::options::{Plan, SampleOptions};
 use crate::data::Format;
 use crate::spec::{BurnIn, InitSpec, PriorSpec, StepChoice, StepSpec, Thin};
-
-/// Steps per chain of a given schedule without `--steps`.
-pub const DEFAULT_STEPS: u64 = 10_000;
-
-/// Steps per chain of a network without `--steps`: the reproduction's 300 of burn-in and
-/// 1,000 more.
-pub const NETWORK_STEPS: u64 = 1_300;
-
-/// Draws per chain that `--thin auto` keeps at most: enough for the quantiles and the
-/// ESS of a few hundred, small enough that the outputs and their diagnostics stay quick.
-/// Every step after burn-in still counts in the means: a kept draw is weighted by the
-/// steps it stands for ([`super::kept::Kept::span`]).
-pub const AUTO_DRAWS: u64 = 4_000;
-
-/// The thinning that keeps at most [`AUTO_DRAWS`] of `steps` kept steps.
-pub fn auto_thin(steps: u64) -> u64 {
-    steps.div_ceil(AUTO_DRAWS).max(1)
-}
-
-/// The sampler `$s` with `$cfg`'s `--temperature` and `--clip` (each sampler's own
-/// `with_temperature` and `with_clip`), or the error naming the option.
-macro_rules! with_options {
-    ($s:expr, $cfg:expr) => {{
-        let bad = |what: &'static str| move |e: sgld::Error| format!("{what}: {e}");
-        let s = $s
-            .with_temperature($cfg.temperature)
-            .map_err(bad("--temperature"))?;
-        match $cfg.clip {
-            Some(c) => s.with_clip(c).map_err(bad("--clip"))?,
-            None => s,
-        }
-    }};
-}
-pub(crate) use with_options;
 
 /// The model to sample.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -98,61 +69,7 @@ pub enum NetOutput {
     Bernoulli,
 }
 
-/// The sampler (`sgld sample --sampler`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
-#[serde(rename_all = "lowercase")]
-pub enum SamplerKind {
-    /// SGLD, eq. 4.
-    Sgld,
-    /// SGLD preconditioned (eq. 9) by the warm-up's metric: the covariance of the Laplace
-    /// approximation at the L-BFGS mode, or of the warm-up draws where that misleads.
-    Precond,
-    /// pSGLD: RMSprop preconditioner (Li et al. 2016).
-    Psgld,
-    /// SGHMC with friction (Chen et al. 2014).
-    Sghmc,
-    /// SGHD: leapfrog with the warm-up's covariance as mass (Lasri & Chaoui).
-    Sghd,
-    /// SGNHT: thermostat (Ding et al. 2014).
-    Sgnht,
-    /// MALA on the full data (exact), with the warm-up's metric (the Laplace
-    /// approximation at the L-BFGS mode: the empirical Fisher information plus the
-    /// prior's precision, or the Hessian) from dispersed starts; the step adapted to an
-    /// acceptance of 0.65 (a given schedule: used as given).
-    Mala,
-    /// K-FAC preconditioned SGLD (Nado et al.) for `--model mlp`: the network's Fisher
-    /// approximated per layer by a Kronecker product, refreshed every 10 steps.
-    Kfac,
-}
-
 impl SamplerKind {
-    /// Every sampler of any model, in the order of the docs (K-FAC, for networks only,
-    /// is not among them).
-    pub const ALL: [SamplerKind; 7] = [
-        SamplerKind::Sgld,
-        SamplerKind::Precond,
-        SamplerKind::Psgld,
-        SamplerKind::Sghmc,
-        SamplerKind::Sghd,
-        SamplerKind::Sgnht,
-        SamplerKind::Mala,
-    ];
-
-    /// The command-line name.
-    pub fn name(self) -> &'static str {
-        match self {
-            SamplerKind::Sgld => "sgld",
-            SamplerKind::Precond => "precond",
-            SamplerKind::Psgld => "psgld",
-            SamplerKind::Sghmc => "sghmc",
-            SamplerKind::Sghd => "sghd",
-            SamplerKind::Sgnht => "sgnht",
-            SamplerKind::Mala => "mala",
-            SamplerKind::Kfac => "kfac",
-        }
-    }
-
     /// The sampler without `--sampler`: K-FAC for networks, SGLD otherwise.
     pub fn default_for(model: ModelKind) -> Self {
         match model {
@@ -160,62 +77,6 @@ impl SamplerKind {
             _ => SamplerKind::Sgld,
         }
     }
-
-    /// Whether `--step-size auto` runs the adaptive warm-up for this sampler (SGLD and
-    /// preconditioned SGLD, and MALA on its exact path; the others keep their own
-    /// default schedules).
-    pub fn adapts(self) -> bool {
-        matches!(
-            self,
-            SamplerKind::Sgld | SamplerKind::Precond | SamplerKind::Mala
-        )
-    }
-}
-
-/// The samplers' own settings (`sgld sample --friction` etc.).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct SamplerSettings {
-    /// SGHMC friction per step.
-    pub friction: f32,
-    /// SGHD leapfrog steps.
-    pub leapfrog: u32,
-    /// SGNHT diffusion per step.
-    pub diffusion: f32,
-    /// pSGLD decay α.
-    pub decay: f32,
-    /// pSGLD diagonal bias λ.
-    pub lambda: f32,
-}
-
-impl Default for SamplerSettings {
-    fn default() -> Self {
-        Self {
-            friction: 0.1,
-            leapfrog: 5,
-            diffusion: 0.05,
-            decay: 0.99,
-            lambda: 1e-5,
-        }
-    }
-}
-
-/// Whether `--cv` applies to `sampler`: MALA uses the full data whatever the estimator,
-/// so control variates (and an SGD run at its step) never apply to it.
-pub fn cv_applies(sampler: SamplerKind, cv: bool) -> bool {
-    cv && sampler != SamplerKind::Mala
-}
-
-/// How the summary weights the draws.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
-#[serde(rename_all = "lowercase")]
-pub enum Weighting {
-    /// Uniform for a constant step, by step size (eq. 11) for a changing one.
-    Auto,
-    /// By step size, eq. 11.
-    Step,
-    /// Equally.
-    Uniform,
 }
 
 /// Everything `sgld sample` needs.
@@ -302,6 +163,41 @@ impl SampleConfig {
     /// A configuration with every default of `sgld sample` (the sampler: `kfac` for
     /// `mlp`, `sgld` for the other models).
     pub fn new(model: ModelKind, train: PathBuf, out: PathBuf) -> Self {
+        let options = SampleOptions {
+            sampler: SamplerKind::default_for(model),
+            ..SampleOptions::new(out)
+        };
+        Self::from_options(model, train, options)
+    }
+
+    /// The command's data specification with its defaults (no test set, the format by
+    /// the extension, the model's own prior, a bias, 50 hidden units with Gaussian
+    /// output), sampled with `options`.
+    pub fn from_options(model: ModelKind, train: PathBuf, options: SampleOptions) -> Self {
+        let SampleOptions {
+            out,
+            batch,
+            steps,
+            step_size,
+            burn_in,
+            alpha,
+            thin,
+            chains,
+            chain_ids,
+            seed,
+            weighting,
+            clip,
+            sampler,
+            cv,
+            temperature,
+            settings,
+            target_ess,
+            max_steps,
+            init,
+            strict,
+            command_line,
+            progress,
+        } = options;
         Self {
             model,
             train,
@@ -312,36 +208,41 @@ impl SampleConfig {
             test_labels: None,
             prior: None,
             no_bias: false,
-            batch: None,
-            steps: None,
-            step_size: StepChoice::Auto,
-            burn_in: BurnIn::Auto,
-            alpha: 0.1,
-            thin: Thin::Auto,
-            chains: 4,
-            chain_ids: None,
-            seed: 2011,
-            weighting: Weighting::Auto,
-            out,
-            clip: None,
-            sampler: SamplerKind::default_for(model),
-            cv: false,
-            temperature: 1.0,
-            settings: SamplerSettings::default(),
             hidden: 50,
             output: NetOutput::Gaussian,
-            target_ess: 400.0,
-            max_steps: 2_000_000,
-            init: None,
-            strict: false,
-            command_line: Vec::new(),
-            progress: false,
+            out,
+            batch,
+            steps,
+            step_size,
+            burn_in,
+            alpha,
+            thin,
+            chains,
+            chain_ids,
+            seed,
+            weighting,
+            clip,
+            sampler,
+            cv,
+            temperature,
+            settings,
+            target_ess,
+            max_steps,
+            init,
+            strict,
+            command_line,
+            progress,
         }
     }
 
     /// Whether this run adapts its step in warm-up.
     pub fn adaptive(&self) -> bool {
-        self.step_size == StepChoice::Auto && self.sampler.adapts() && self.model != ModelKind::Mlp
+        self.plan() == Plan::Adapted
+    }
+
+    /// How the run is driven.
+    pub fn plan(&self) -> Plan {
+        self.options().plan(self.model == ModelKind::Mlp)
     }
 
     /// The batch of a run that does not choose its own: as given, or 10.
@@ -351,102 +252,51 @@ impl SampleConfig {
 
     /// The user's schedule, if one was given.
     pub fn given_step(&self) -> Option<StepSpec> {
-        match self.step_size {
-            StepChoice::Given(s) => Some(s),
-            StepChoice::Auto => None,
+        self.options().given_step()
+    }
+
+    /// The sampling options: everything but the model and its data.
+    pub fn options(&self) -> SampleOptions {
+        SampleOptions {
+            out: self.out.clone(),
+            batch: self.batch,
+            steps: self.steps,
+            step_size: self.step_size,
+            burn_in: self.burn_in,
+            alpha: self.alpha,
+            thin: self.thin,
+            chains: self.chains,
+            chain_ids: self.chain_ids.clone(),
+            seed: self.seed,
+            weighting: self.weighting,
+            clip: self.clip,
+            sampler: self.sampler,
+            cv: self.cv,
+            temperature: self.temperature,
+            settings: self.settings,
+            target_ess: self.target_ess,
+            max_steps: self.max_steps,
+            init: self.init.clone(),
+            strict: self.strict,
+            command_line: self.command_line.clone(),
+            progress: self.progress,
         }
     }
 }
 
-/// Checks the numbers of a configuration.
+/// Checks a command's configuration: the sampling options against its model
+/// ([`SampleOptions::validate`]), and the network's size and the regressions' options.
 pub fn validate(cfg: &SampleConfig) -> Result<(), String> {
-    if cfg.batch == Some(0) {
-        return Err("--batch must be at least 1".into());
-    }
-    if cfg.steps == Some(0) {
-        return Err("--steps must be at least 1".into());
-    }
-    if cfg.thin == Thin::Every(0) {
-        return Err("--thin must be at least 1".into());
-    }
-    if cfg.chains == 0 {
-        return Err("--chains must be at least 1".into());
-    }
-    if let Some(ids) = &cfg.chain_ids {
-        if ids.end > cfg.chains {
-            return Err(format!(
-                "--chain-ids {}..{} needs --chains {} or more: --chains is the whole run's count, --chain-ids the part this command runs",
-                ids.start, ids.end, ids.end
-            ));
-        }
-        if cfg.adaptive() && cfg.steps.is_none() {
-            return Err("--chain-ids with --step-size auto needs --steps: an adapted run otherwise sets its length from every chain's ESS, so its chains cannot run apart".into());
-        }
-    }
-    if !(cfg.alpha.is_finite() && cfg.alpha > 0.0) {
-        return Err(format!("--alpha must be finite and > 0, got {}", cfg.alpha));
-    }
-    if !(cfg.target_ess.is_finite() && cfg.target_ess >= 1.0) {
-        return Err(format!(
-            "--target-ess must be finite and >= 1, got {}",
-            cfg.target_ess
-        ));
-    }
-    if cfg.max_steps == 0 {
-        return Err("--max-steps must be at least 1".into());
-    }
-    validate_network(cfg)?;
-    if !cfg.adaptive()
-        && let BurnIn::Steps(b) = cfg.burn_in
-    {
-        let steps = cfg.steps.unwrap_or(match cfg.model {
-            ModelKind::Mlp => NETWORK_STEPS,
-            _ => DEFAULT_STEPS,
-        });
-        if b >= steps {
-            return Err(format!(
-                "--burn-in {b} leaves no draws of a {steps}-step run (--steps counts the burn-in)"
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// The network's own checks: its samplers, its size, and the options that do not apply.
-fn validate_network(cfg: &SampleConfig) -> Result<(), String> {
     let mlp = cfg.model == ModelKind::Mlp;
-    if cfg.sampler == SamplerKind::Kfac && !mlp {
-        return Err("--sampler kfac preconditions a network's layers: it needs --model mlp".into());
-    }
+    cfg.options().validate(mlp)?;
     if !mlp {
         return Ok(());
-    }
-    if !matches!(
-        cfg.sampler,
-        SamplerKind::Kfac | SamplerKind::Psgld | SamplerKind::Sgld
-    ) {
-        return Err(format!(
-            "--model mlp samples with --sampler kfac (the default), psgld or sgld, not {}",
-            cfg.sampler.name()
-        ));
     }
     if cfg.hidden == 0 || cfg.hidden > 100_000 {
         return Err(format!(
             "--hidden must be from 1 to 100000, got {}",
             cfg.hidden
         ));
-    }
-    if cfg.cv {
-        return Err(
-            "--cv needs a single mode to centre on; a network's posterior has many (--model mlp)"
-                .into(),
-        );
-    }
-    if cfg.clip.is_some() && cfg.sampler == SamplerKind::Kfac {
-        return Err(
-            "--clip applies to sgld and psgld; K-FAC's preconditioner already bounds its steps"
-                .into(),
-        );
     }
     if cfg.no_bias {
         return Err(

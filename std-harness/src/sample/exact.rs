@@ -23,10 +23,10 @@ use sgld::sampler::{ChainState, Mala, MalaInfo};
 use super::adapt::{self, DualAveraging};
 use super::blocks::{WARMUP_RHAT, sample_to_target};
 use super::chains::{self, Chain, Sampled};
-use super::config::SampleConfig;
 use super::diagnose;
 use super::hmc::Hmc;
 use super::mode::MetricStore;
+use super::options::SampleOptions;
 use super::problem::ModelSync;
 use super::progress::Bars;
 use super::warmup::{Laplace, WarmupSummary};
@@ -209,13 +209,13 @@ fn kernel<'m>(
     integrator: Integrator,
     model: &'m dyn ModelSync,
     metric: &'m MetricStore,
-    cfg: &SampleConfig,
+    cfg: &SampleOptions,
 ) -> Result<Kernel<'m>, String> {
     let bad = |e: sgld::Error| format!("the metric: {e}");
     Ok(match integrator {
         Integrator::Mala => {
             let m = metric.mala(model).map_err(bad)?;
-            Kernel::Mala(super::config::with_options!(m, cfg))
+            Kernel::Mala(super::options::with_options!(m, cfg))
         }
         Integrator::Hmc { laplace } => Kernel::Hmc(
             Hmc::new(model, metric, laplace, cfg.temperature as f64, cfg.clip).map_err(bad)?,
@@ -448,7 +448,7 @@ fn common_step(das: &[DualAveraging]) -> f64 {
 
 /// Runs the exact warm-up and sampling from `starts` with `integrator`.
 pub fn run(
-    cfg: &SampleConfig,
+    cfg: &SampleOptions,
     model: &dyn ModelSync,
     lap: &Laplace,
     starts: &[Vec<f32>],
@@ -528,7 +528,7 @@ pub fn run(
 
 /// The warning for an adapted warm-up that ended without the chains agreeing (not when a
 /// chain failed, which says so itself).
-fn unconverged(cfg: &SampleConfig, warm: &Warm, failed: bool) -> Option<String> {
+fn unconverged(cfg: &SampleOptions, warm: &Warm, failed: bool) -> Option<String> {
     (matches!(cfg.burn_in, BurnIn::Auto) && !warm.converged && !failed).then(|| format!(
         "warm-up ended after {} steps without the chains agreeing (split R̂ {:.3} over its windows): the draws may still remember their starts, or the chains are in different modes",
         warm.steps, warm.rhat
@@ -568,7 +568,7 @@ struct Warm {
 /// stretch at a time until the chains agree, adapting each chain's step by dual
 /// averaging and checking (or replacing) the metric with each window's draws.
 fn warm_up(
-    cfg: &SampleConfig,
+    cfg: &SampleOptions,
     model: &dyn ModelSync,
     lap: &Laplace,
     integrator: Integrator,
@@ -683,14 +683,14 @@ fn update_metric(w: &mut Warm, m: &adapt::Moments, lap: &Laplace, checked: bool)
 }
 
 /// `--thin`, or about eight draws per autocorrelation time `tau` (with `--steps`, no
-/// more than [`super::config::AUTO_DRAWS`] a chain).
-fn thin_for(cfg: &SampleConfig, tau: f64) -> u64 {
+/// more than [`super::options::AUTO_DRAWS`] a chain).
+fn thin_for(cfg: &SampleOptions, tau: f64) -> u64 {
     match cfg.thin {
         Thin::Every(k) => k,
         Thin::Auto => {
             let t = ((tau / 8.0).round() as u64).max(1);
             match cfg.steps {
-                Some(s) => t.max(super::config::auto_thin(s)),
+                Some(s) => t.max(super::options::auto_thin(s)),
                 None => t,
             }
         }

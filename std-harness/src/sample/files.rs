@@ -5,6 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::error::Error;
+
 /// Where `path` is written until the run ends: `.NAME.partial` beside it.
 pub fn partial(path: &Path) -> PathBuf {
     let name = path
@@ -14,12 +16,12 @@ pub fn partial(path: &Path) -> PathBuf {
 }
 
 /// Renames each of `paths`' partial files into place.
-pub fn publish(paths: &[PathBuf]) -> Result<(), String> {
+pub fn publish(paths: &[PathBuf]) -> Result<(), Error> {
     for p in paths {
         let from = partial(p);
         if from.exists() {
             std::fs::rename(&from, p)
-                .map_err(|e| format!("cannot rename {} to {}: {e}", from.display(), p.display()))?;
+                .map_err(|e| Error::io(format!("rename {} to", from.display()), p, e))?;
         }
     }
     Ok(())
@@ -60,9 +62,9 @@ pub fn previous_run(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// Removes a previous run's files from `dir` (only the files `sgld sample` writes).
-pub fn remove_previous(dir: &Path) -> Result<(), String> {
+pub fn remove_previous(dir: &Path) -> Result<(), Error> {
     for p in previous_run(dir) {
-        std::fs::remove_file(&p).map_err(|e| format!("cannot remove {}: {e}", p.display()))?;
+        std::fs::remove_file(&p).map_err(|e| Error::io("remove", &p, e))?;
     }
     Ok(())
 }

@@ -10,9 +10,10 @@ use sgld::noise::DefaultRng;
 use sgld::schedule::Schedule;
 
 use super::chains::{self, Chain, Estimator, Sampled, Stretch};
-use super::config::{DEFAULT_STEPS, auto_thin};
-use super::config::{SampleConfig, SamplerKind, cv_applies};
+use super::config::SampleConfig;
 use super::mode::{self, MetricStore};
+use super::options::{DEFAULT_STEPS, auto_thin};
+use super::options::{SampleOptions, SamplerKind, cv_applies};
 use super::problem::{ModelSync, Problem, with_model};
 use super::progress::Bars;
 use super::samplers;
@@ -22,7 +23,7 @@ use crate::spec::{BurnIn, StepSpec, Thin};
 
 /// The given schedule, or the default of a sampler that does not adapt (or of `precond`/`sgld`
 /// without `auto`): `range:1/N,0.01/N,0.55`, scaled for pSGLD, `1.5·d^{-1/3}` for MALA.
-fn step_spec(cfg: &SampleConfig, model: &dyn ModelSync, lap: &Laplace) -> StepSpec {
+fn step_spec(cfg: &SampleOptions, model: &dyn ModelSync, lap: &Laplace) -> StepSpec {
     let n = model.len() as f64;
     if let Some(given) = cfg.given_step() {
         return given;
@@ -49,7 +50,7 @@ fn step_spec(cfg: &SampleConfig, model: &dyn ModelSync, lap: &Laplace) -> StepSp
 
 /// Runs the chains on the given (or default) schedule.
 pub fn run(
-    cfg: &SampleConfig,
+    cfg: &SampleOptions,
     model: &dyn ModelSync,
     lap: &Laplace,
     starts: &[Vec<f32>],
@@ -129,9 +130,9 @@ pub fn run(
     })
 }
 
-/// `--thin`, or what keeps at most [`super::config::AUTO_DRAWS`] of the kept steps
+/// `--thin`, or what keeps at most [`super::options::AUTO_DRAWS`] of the kept steps
 /// (counted from where keeping can start: after the burn-in, or halfway at the latest).
-fn thin_for(cfg: &SampleConfig, steps: u64) -> u64 {
+fn thin_for(cfg: &SampleOptions, steps: u64) -> u64 {
     match (cfg.thin, cfg.burn_in) {
         (Thin::Every(k), _) => k,
         (Thin::Auto, BurnIn::Steps(b)) => auto_thin(steps.saturating_sub(b)),
@@ -141,7 +142,7 @@ fn thin_for(cfg: &SampleConfig, steps: u64) -> u64 {
 
 /// The warm-up record of a given schedule: the sampler, its batch and last step, the
 /// mode search, and the Laplace metric where the sampler uses it.
-fn record(cfg: &SampleConfig, lap: &Laplace, last_eps: f64) -> WarmupSummary {
+fn record(cfg: &SampleOptions, lap: &Laplace, last_eps: f64) -> WarmupSummary {
     let laplace = matches!(
         cfg.sampler,
         SamplerKind::Precond | SamplerKind::Sghd | SamplerKind::Mala
@@ -161,7 +162,7 @@ fn record(cfg: &SampleConfig, lap: &Laplace, last_eps: f64) -> WarmupSummary {
 /// step, for the samplers whose step it describes (SGLD, and `precond` in its metric);
 /// none for the others or where a chain failed.
 fn end_alpha(
-    cfg: &SampleConfig,
+    cfg: &SampleOptions,
     model: &dyn ModelSync,
     chains: &[Chain],
     scaled: &MetricStore,
@@ -200,7 +201,7 @@ fn end_alpha(
 /// or the latest crossing of the threshold (a note says where; a warning and half the
 /// run when some chain never crossed).
 fn burn_in(
-    cfg: &SampleConfig,
+    cfg: &SampleOptions,
     chains: &[Chain],
     steps: u64,
     n: usize,
@@ -254,7 +255,7 @@ fn burn_in(
 /// coordinate (as the sampler computes it), from the root-mean-square of 64 mini-batch
 /// gradients. A pSGLD step of `ε·scale` then moves the median coordinate like an SGLD
 /// step of `ε`.
-fn scale_at(model: &dyn ModelSync, centre: &[f32], cfg: &SampleConfig) -> f64 {
+fn scale_at(model: &dyn ModelSync, centre: &[f32], cfg: &SampleOptions) -> f64 {
     let d = model.dim();
     let est = MiniBatch::new(model);
     let mut rng = DefaultRng::seed_from_u64(Stream::PsgldScale.seed(cfg.seed));
@@ -281,11 +282,12 @@ fn scale_at(model: &dyn ModelSync, centre: &[f32], cfg: &SampleConfig) -> f64 {
 /// pSGLD's step-size scale (see the README) at the mode of `cfg`'s posterior.
 pub fn psgld_scale(cfg: &SampleConfig) -> Result<f64, String> {
     let problem = Problem::load(cfg)?;
+    let options = cfg.options();
     with_model(&problem, |model| -> Result<f64, String> {
-        let init = warmup::init_rows(cfg, &problem.names)?;
+        let init = warmup::init_rows(&options, &problem.names)?;
         let start = warmup::search_start(init.as_deref(), problem.dim());
         let m = mode::find_mode(model, &start)?;
-        Ok(scale_at(model, &m.theta, cfg))
+        Ok(scale_at(model, &m.theta, &options))
     })?
 }
 
@@ -298,10 +300,10 @@ mod tests {
     /// threshold's crossing (at the latest halfway).
     #[test]
     fn thinning_keeps_at_most_auto_draws() {
-        let cfg = |thin, burn_in| SampleConfig {
+        let cfg = |thin, burn_in| SampleOptions {
             thin,
             burn_in,
-            ..SampleConfig::defaults("unused".into())
+            ..SampleOptions::new("unused".into())
         };
         assert_eq!(thin_for(&cfg(Thin::Every(7), BurnIn::Auto), 100_000), 7);
         assert_eq!(

@@ -36,6 +36,7 @@ pub mod kept;
 pub mod mode;
 pub mod net_model;
 pub mod network;
+pub mod options;
 pub mod output;
 pub mod pipeline;
 pub mod problem;
@@ -55,28 +56,31 @@ pub use config::{
     validate,
 };
 pub use fixed::psgld_scale;
+pub use options::{Plan, SampleOptions};
 pub use output::{DataFile, DataFiles, ParamSummary, Summary, TestSummary};
 pub use pipeline::{Outcome, Target, sample_model};
 pub use problem::{ModelSync, Problem};
 pub use progress::Bars;
 pub use seeds::chain_seed;
 
+use crate::error::Error;
+
 /// Runs `sgld sample`; returns the summary (also written to `out/summary.json`) and an
 /// error message when a chain went non-finite (its draws so far are still written).
-pub fn run(cfg: &SampleConfig) -> Result<(Summary, Option<String>), String> {
+pub fn run(cfg: &SampleConfig) -> Result<(Summary, Option<String>), Error> {
     run_impl(cfg, true)
 }
 
 /// [`run`] without the printed table (for drivers such as `sgld compare`).
-pub fn run_quiet(cfg: &SampleConfig) -> Result<(Summary, Option<String>), String> {
+pub fn run_quiet(cfg: &SampleConfig) -> Result<(Summary, Option<String>), Error> {
     run_impl(cfg, false)
 }
 
 /// The command: the data read into one of the built-in models, then [`sample_model`].
-fn run_impl(cfg: &SampleConfig, print: bool) -> Result<(Summary, Option<String>), String> {
-    validate(cfg)?;
+fn run_impl(cfg: &SampleConfig, print: bool) -> Result<(Summary, Option<String>), Error> {
+    validate(cfg).map_err(Error::Options)?;
     let started = std::time::Instant::now();
-    let problem = Problem::load(cfg)?;
+    let problem = Problem::load(cfg).map_err(Error::Data)?;
     if print {
         // On stderr, beside the progress bars: when the reading ended and what it took.
         eprintln!(
@@ -87,6 +91,7 @@ fn run_impl(cfg: &SampleConfig, print: bool) -> Result<(Summary, Option<String>)
             started.elapsed().as_secs_f64()
         );
     }
+    let options = cfg.options();
     let data = problem.files.clone();
     let problem = &problem;
     let prior_precision = |theta: &[f32]| problem.prior_precision(theta);
@@ -98,7 +103,7 @@ fn run_impl(cfg: &SampleConfig, print: bool) -> Result<(Summary, Option<String>)
         .prior
         .map_or_else(|| "paper".to_string(), |p| p.to_string());
     let outcome = if cfg.model == ModelKind::Mlp {
-        let net = problem.network()?;
+        let net = problem.network().map_err(Error::Data)?;
         let mut target = Target::network(&net, cfg.model.name(), problem.names.clone())
             .with_data(data)
             .with_warnings(problem.warnings.clone());
@@ -108,7 +113,7 @@ fn run_impl(cfg: &SampleConfig, print: bool) -> Result<(Summary, Option<String>)
         if let Some(t) = &test {
             target = target.with_test(t);
         }
-        sample_model(&target, cfg)?
+        target.sample(&options)?
     } else {
         problem::with_model(problem, |model| {
             let mut target = Target::new(model, cfg.model.name(), problem.names.clone())
@@ -118,8 +123,9 @@ fn run_impl(cfg: &SampleConfig, print: bool) -> Result<(Summary, Option<String>)
             if let Some(t) = &test {
                 target = target.with_test(t);
             }
-            sample_model(&target, cfg)
-        })??
+            target.sample(&options)
+        })
+        .map_err(Error::Data)??
     };
     // A run whose chain stopped ends in the error naming the cause, not in a table of
     // what it left.

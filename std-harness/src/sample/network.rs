@@ -24,9 +24,9 @@ use sgld::noise::{DefaultRng, fill_normal};
 use sgld::schedule::Schedule;
 
 use super::chains::{self, Chain, Sampled, Stretch};
-use super::config::auto_thin;
-use super::config::{SampleConfig, SamplerKind};
 pub use super::net_model::{describe, groups, names, noise};
+use super::options::auto_thin;
+use super::options::{SampleOptions, SamplerKind};
 use super::progress::Bars;
 use super::records::TestSummary;
 pub use super::records::{GridPoint, Group, NetworkSummary, Scaling};
@@ -36,7 +36,7 @@ use super::warmup::{self, WarmupSummary};
 use crate::spec::{BurnIn, StepSpec, Thin};
 
 /// Steps per chain without `--steps`: the reproduction's 300 of burn-in and 1,000 more.
-pub const DEFAULT_STEPS: u64 = super::config::NETWORK_STEPS;
+pub const DEFAULT_STEPS: u64 = super::options::NETWORK_STEPS;
 /// The mini-batch without `--batch` (the reproduction's).
 pub const DEFAULT_BATCH: usize = 32;
 /// `--step-size auto` holds out every `HOLDOUT_EVERY`-th training row.
@@ -132,7 +132,7 @@ struct Protocol {
 }
 
 impl Protocol {
-    fn of(cfg: &SampleConfig, n: usize) -> Self {
+    fn of(cfg: &SampleOptions, n: usize) -> Self {
         let steps = cfg.steps.unwrap_or(DEFAULT_STEPS);
         // The reproduction's share: 300 of 1,300 steps.
         let burn_in = match cfg.burn_in {
@@ -170,7 +170,7 @@ impl Protocol {
 /// Runs `chains` on `net` with the configured sampler; returns its per-example gradients
 /// per step.
 fn advance<S: Schedule + Sync>(
-    cfg: &SampleConfig,
+    cfg: &SampleOptions,
     net: &Mlp<'_>,
     chains: &mut [Chain],
     stretch: &Stretch<'_, S>,
@@ -209,7 +209,7 @@ fn holdout(net: &Mlp<'_>) -> (Vec<f32>, Vec<f32>, Vec<f32>, Vec<f32>) {
 /// rows; the step whose draws give the held-out rows the highest log predictive density
 /// wins (the smaller on a tie).
 fn tune(
-    cfg: &SampleConfig,
+    cfg: &SampleOptions,
     net: &Mlp<'_>,
     proto: Protocol,
     start: &[f32],
@@ -291,7 +291,7 @@ pub struct NetworkRun {
 
 /// The chains of a network run: the starts, the step (searched or given), the chains.
 pub fn run(
-    cfg: &SampleConfig,
+    cfg: &SampleOptions,
     net: &Mlp<'_>,
     names: &[String],
     bars: &Bars,

@@ -10,6 +10,7 @@ use super::chains::Chain;
 use super::config::Weighting;
 use super::records::WarmupSummary;
 pub use super::records::{DataFile, DataFiles, ParamSummary, TestSummary};
+use crate::error::Error;
 
 /// `summary.json`.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -252,12 +253,14 @@ pub fn print_layers(groups: &[super::records::Group]) {
 }
 
 /// Writes `summary.json`.
-pub fn write_summary(dir: &Path, s: &Summary) -> Result<(), String> {
-    let json = serde_json::to_string_pretty(s).map_err(|e| e.to_string())?;
+pub fn write_summary(dir: &Path, s: &Summary) -> Result<(), Error> {
+    // Serialising plain numbers and strings into memory does not fail.
+    let json = serde_json::to_string_pretty(s).map_err(|e| Error::Run(e.to_string()))?;
     let path = dir.join("summary.json");
     let tmp = super::files::partial(&path);
-    std::fs::write(&tmp, json + "\n").map_err(|e| format!("cannot write summary.json: {e}"))?;
-    std::fs::rename(&tmp, &path).map_err(|e| format!("cannot write summary.json: {e}"))
+    std::fs::write(&tmp, json + "\n").map_err(|e| Error::io("write", &tmp, e))?;
+    std::fs::rename(&tmp, &path)
+        .map_err(|e| Error::io(format!("rename {} to", tmp.display()), &path, e))
 }
 
 /// The table's line on what an adapted warm-up chose (none for a given schedule).

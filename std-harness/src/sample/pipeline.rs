@@ -1,29 +1,31 @@
-//! Stages 3 to 6 for any model: [`sample_model`] takes a [`Target`] — a core `Model` with
-//! its parameter names and what the outputs record about it — and a [`SampleConfig`],
-//! and does what `sgld sample` does after reading the data: warm-up, chains,
-//! diagnostics, warnings, and the files.
+//! Stages 3 to 7 for any model: [`Target::sample`] takes a [`Target`] — a core `Model`
+//! with its parameter names and what the outputs record about it — and the
+//! [`SampleOptions`], and does what `sgld sample` does after reading the data: warm-up,
+//! chains, diagnostics, warnings, and the files. [`sample_model`] is the same call with
+//! a command's [`SampleConfig`] and a `String` error.
 //!
 //! ```
 //! use sgld::models::{Gaussian, LogisticDense};
-//! use sgld_harness::sample::{SampleConfig, Target, sample_model};
+//! use sgld_harness::sample::{SampleOptions, Target};
 //!
 //! // Two features and a bias column, labels ±1.
 //! let x = [0.5, 1.0, 1.0, -1.2, 0.3, 1.0, 2.0, -0.1, 1.0, -0.7, -1.5, 1.0];
 //! let y = [1.0, -1.0, 1.0, -1.0];
 //! let model = LogisticDense::new(&x, &y, 3, Gaussian::new(1.0)?)?;
 //! let names = ["a", "b", "bias"].map(String::from).to_vec();
-//! let precision = |theta: &[f32]| vec![1.0; theta.len()]; // Gaussian(1): 1/v
-//! let target = Target::new(&model, "my-logistic", names).with_prior("gaussian:1", &precision);
-//! // The command's defaults; the model, data and prior are the target's.
+//! let target = Target::new(&model, "my-logistic", names);
+//! // The command's defaults, the outputs into `out`.
 //! let out = std::env::temp_dir().join("sgld-doc-sample-model");
-//! let mut cfg = SampleConfig::defaults(out.clone());
-//! cfg.steps = Some(2_000);
-//! let outcome = sample_model(&target, &cfg)?;
+//! let options = SampleOptions { steps: Some(2_000), ..SampleOptions::new(out.clone()) };
+//! let outcome = target.sample(&options)?;
 //! let a = &outcome.summary.params[0];
 //! assert_eq!(a.name, "a");
 //! assert!(a.sd > 0.0 && a.rhat < 1.1);
 //! assert!(out.join("draws.csv").exists() && out.join("chain_4.csv").exists());
 //! outcome.print(); // the table `sgld sample` prints
+//! // A bad option is an `Error::Options` naming it.
+//! let bad = SampleOptions { chains: 0, ..SampleOptions::new(out.clone()) };
+//! assert!(matches!(target.sample(&bad), Err(sgld_harness::Error::Options(m)) if m.contains("--chains")));
 //! # std::fs::remove_dir_all(&out)?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -32,14 +34,16 @@ use std::path::PathBuf;
 
 use super::chains::Sampled;
 use super::chains::{self, Chain};
-use super::config::{SampleConfig, SamplerKind, Weighting};
+use super::config::SampleConfig;
 use super::network::{self, GridPoint};
+use super::options::{SampleOptions, SamplerKind, Weighting};
 use super::output::{self, ParamSummary, Summary};
 use super::problem::ModelSync;
 use super::progress::Bars;
 use super::records::{NetworkSummary, TestSummary};
 pub use super::target::{Derived, PriorPrecision, Target, TestMetrics};
 use super::{adaptive, cmdstan, diagnose, fixed, mode, report, warmup};
+use crate::error::Error;
 
 /// What a run produced.
 pub struct Outcome {
@@ -62,15 +66,27 @@ impl Outcome {
 }
 
 /// Samples `target` as `sgld sample` does with `cfg` (its model, data and prior fields
-/// are the target's; every other field applies): writes draws.csv, summary.json and the
-/// per-chain files into `cfg.out` and returns the summary. The same configuration and
-/// seed give the same files, byte for byte, as the command on the same model.
+/// are the target's; every other field applies): [`Target::sample`] with
+/// [`SampleConfig::options`], its error as the message.
 pub fn sample_model(target: &Target<'_>, cfg: &SampleConfig) -> Result<Outcome, String> {
+    target.sample(&cfg.options()).map_err(String::from)
+}
+
+impl Target<'_> {
+    /// Samples the target with `options` as `sgld sample` does: writes draws.csv,
+    /// summary.json and the per-chain files into `options.out` and returns the summary.
+    /// The same options and seed give the same files, byte for byte, as the command on
+    /// the same model.
+    pub fn sample(&self, options: &SampleOptions) -> Result<Outcome, Error> {
+        run(self, options)
+    }
+}
+
+fn run(target: &Target<'_>, cfg: &SampleOptions) -> Result<Outcome, Error> {
     check(target, cfg)?;
     // The chains stream their draws into the output directory as they run, under
     // temporary names until the run ends; a previous run's files go first.
-    std::fs::create_dir_all(&cfg.out)
-        .map_err(|e| format!("cannot create {}: {e}", cfg.out.display()))?;
+    std::fs::create_dir_all(&cfg.out).map_err(|e| Error::io("create", &cfg.out, e))?;
     super::files::remove_previous(&cfg.out)?;
     let bars = Bars::new(cfg.chains, cfg.progress);
     let mut run = chains(target, cfg, &bars)?;
@@ -148,17 +164,20 @@ pub fn sample_model(target: &Target<'_>, cfg: &SampleConfig) -> Result<Outcome, 
 
 /// The options, and the target against them: a name per parameter, a batch within the
 /// rows.
-fn check(target: &Target<'_>, cfg: &SampleConfig) -> Result<(), String> {
-    super::validate(cfg)?;
+fn check(target: &Target<'_>, cfg: &SampleOptions) -> Result<(), Error> {
+    cfg.validate(target.network.is_some())
+        .map_err(Error::Options)?;
     let (n, d) = (target.model.len(), target.model.dim());
     if target.names.len() != d {
-        return Err(format!(
+        return Err(Error::Target(format!(
             "{} parameter names for a model of {d} parameters",
             target.names.len()
-        ));
+        )));
     }
     match cfg.batch {
-        Some(b) if b > n => Err(format!("--batch {b} exceeds the {n} training rows")),
+        Some(b) if b > n => Err(Error::Target(format!(
+            "--batch {b} exceeds the {n} training rows"
+        ))),
         _ => Ok(()),
     }
 }
@@ -183,7 +202,7 @@ fn kept_draws(sampled: &Sampled, failed: bool) -> Result<usize, String> {
 /// run publishes, the chains' `.npy` included.
 fn write_files(
     target: &Target<'_>,
-    cfg: &SampleConfig,
+    cfg: &SampleOptions,
     sampled: &Sampled,
     shown: &[Chain],
     names: &[String],
@@ -219,7 +238,7 @@ fn write_files(
 }
 
 /// `--weighting`, `auto` resolved: uniform for a constant step, else by the step.
-fn weighting(cfg: &SampleConfig, constant_step: bool) -> Weighting {
+fn weighting(cfg: &SampleOptions, constant_step: bool) -> Weighting {
     match cfg.weighting {
         Weighting::Auto if constant_step => Weighting::Uniform,
         Weighting::Auto => Weighting::Step,
@@ -293,7 +312,7 @@ struct Parts {
 }
 
 /// summary.json.
-fn summary(target: &Target<'_>, cfg: &SampleConfig, run: Run, parts: Parts) -> Summary {
+fn summary(target: &Target<'_>, cfg: &SampleOptions, run: Run, parts: Parts) -> Summary {
     let sampled = run.sampled;
     let chains_n = sampled.chains.len() as f64;
     // A chain that stopped ran to its failure, not to the planned length.
@@ -369,7 +388,7 @@ struct Run {
 
 /// The chains of `target`: a network's ([`network::run`]), or the mode, the Laplace
 /// approximation and an adapted or fixed run.
-fn chains(target: &Target<'_>, cfg: &SampleConfig, bars: &Bars) -> Result<Run, String> {
+fn chains(target: &Target<'_>, cfg: &SampleOptions, bars: &Bars) -> Result<Run, Error> {
     if let Some(net) = target.network {
         let r = network::run(cfg, net, &target.names, bars)?;
         return Ok(Run {
@@ -382,7 +401,7 @@ fn chains(target: &Target<'_>, cfg: &SampleConfig, bars: &Bars) -> Result<Run, S
     }
     let model = target.model;
 
-    let init = warmup::init_rows(cfg, &target.names)?;
+    let init = warmup::init_rows(cfg, &target.names).map_err(Error::Options)?;
     let start = warmup::search_start(init.as_deref(), model.dim());
     // A given schedule runs without the mode (its chains then show the failure); the
     // adapted warm-up needs it.
@@ -393,7 +412,7 @@ fn chains(target: &Target<'_>, cfg: &SampleConfig, bars: &Bars) -> Result<Run, S
     let (lap, lap_failed) = match warmup::laplace(prior, model, &start) {
         Ok(l) => (l, None),
         Err(e) if !cfg.adaptive() => (warmup::Laplace::at(&start), Some(e)),
-        Err(e) => return Err(format!("warm-up: {e}")),
+        Err(e) => return Err(Error::Warmup(format!("warm-up: {e}"))),
     };
     let starts = warmup::starts(cfg, &lap, init.as_deref());
     let mut sampled = if cfg.adaptive() {

@@ -12,8 +12,8 @@ use indicatif::ProgressBar;
 use sgld::schedule::Schedule;
 
 use super::chains::{Chain, SharedEstimator, Stretch, advance_all};
-use super::config::{SampleConfig, SamplerKind};
 use super::mode::MetricStore;
+use super::options::{SampleOptions, SamplerKind};
 use super::problem::ModelSync;
 use super::warmup::Laplace;
 
@@ -66,7 +66,11 @@ impl<'a> Inputs<'a> {
 
 /// Builds `cfg.sampler` with `cfg`'s options and hands it to `then`; the error names the
 /// option that was refused, or what the sampler needs and was not given.
-pub fn build<V: Visit>(cfg: &SampleConfig, inputs: &Inputs<'_>, then: V) -> Result<V::Out, String> {
+pub fn build<V: Visit>(
+    cfg: &SampleOptions,
+    inputs: &Inputs<'_>,
+    then: V,
+) -> Result<V::Out, String> {
     let bad = |what: &'static str| move |e: sgld::Error| format!("{what}: {e}");
     let st = &cfg.settings;
     let d = inputs.model.dim();
@@ -78,7 +82,7 @@ pub fn build<V: Visit>(cfg: &SampleConfig, inputs: &Inputs<'_>, then: V) -> Resu
     };
     macro_rules! go {
         ($s:expr) => {
-            Ok(then.visit(super::config::with_options!($s, cfg)))
+            Ok(then.visit(super::options::with_options!($s, cfg)))
         };
     }
     match cfg.sampler {

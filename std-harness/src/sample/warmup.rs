@@ -7,8 +7,8 @@ use sgld::estimate::{sampling_threshold, threshold_scratch_len};
 use sgld::gradient::sample_batch;
 use sgld::noise::{DefaultRng, fill_normal};
 
-use super::config::SampleConfig;
 use super::mode::{self, MetricStore, Mode};
+use super::options::SampleOptions;
 use super::problem::ModelSync;
 pub use super::records::WarmupSummary;
 use super::seeds::Stream;
@@ -119,7 +119,7 @@ pub fn search_start(init: Option<&[Vec<f32>]>, d: usize) -> Vec<f32> {
 }
 
 /// The `--init` rows, checked against the parameter names, if given.
-pub fn init_rows(cfg: &SampleConfig, names: &[String]) -> Result<Option<Vec<Vec<f32>>>, String> {
+pub fn init_rows(cfg: &SampleOptions, names: &[String]) -> Result<Option<Vec<Vec<f32>>>, String> {
     let d = names.len();
     let rows: Vec<Vec<f64>> = match &cfg.init {
         None => return Ok(None),
@@ -170,7 +170,7 @@ pub fn init_rows(cfg: &SampleConfig, names: &[String]) -> Result<Option<Vec<Vec<
 /// Each chain's start: the `--init` rows as given (one row: every chain), or the mode
 /// plus a draw from the Laplace approximation widened [`START_SPREAD`] times (each
 /// chain its own stream).
-pub fn starts(cfg: &SampleConfig, lap: &Laplace, init: Option<&[Vec<f32>]>) -> Vec<Vec<f32>> {
+pub fn starts(cfg: &SampleOptions, lap: &Laplace, init: Option<&[Vec<f32>]>) -> Vec<Vec<f32>> {
     match init {
         Some(rows) => (0..cfg.chains)
             .map(|c| rows[c.min(rows.len() - 1)].clone())
