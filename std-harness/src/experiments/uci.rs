@@ -8,7 +8,8 @@
 //! targets standardised with training statistics. Ours where not given: the prior
 //! `N(0, 1/fan-in)` on every weight, the noise precision learned with PBP's `Gamma(6, 6)` prior,
 //! K-FAC decay 0.95 with the factors refreshed every 10 steps, and each sampler's step
-//! size chosen once per data set from a grid by the validation log-likelihood on the last
+//! size chosen once per data set from the grid of `sgld sample --model mlp` by the
+//! validation log-likelihood on the last
 //! 10% of split 0's training rows. Test log-likelihoods are of the posterior predictive
 //! (the mean over the 10 samples of `N(y; f(x), 1/λ)`), in the original units.
 
@@ -18,16 +19,16 @@ use std::time::Instant;
 
 use rand_core::SeedableRng;
 use rayon::prelude::*;
+use sgld::ChainState;
 use sgld::gradient::{MiniBatch, sample_batch};
-use sgld::kfac::KfacSgld;
 use sgld::models::{Mlp, Model, Noise};
 use sgld::noise::{DefaultRng, fill_normal};
-use sgld::sampler::{Psgld, Sampler};
-use sgld::{ChainState, Sgld};
+use sgld::sampler::Sampler;
 
 use super::Context;
 use crate::plot::{self, Panel, Series};
-use crate::sample::{chain_seed, network};
+use crate::sample::samplers::{self, Inputs, Visit};
+use crate::sample::{SampleOptions, SamplerKind, chain_seed, network};
 
 const WIDTH: usize = 50;
 const BATCH: usize = 32;
@@ -73,12 +74,11 @@ impl Method {
             Method::Kfac => "K-FAC SGLD",
         }
     }
-    /// The step-size grid searched on split 0.
-    fn grid(self) -> &'static [f32] {
+    fn kind(self) -> SamplerKind {
         match self {
-            Method::Sgld => &[1e-5, 3e-5, 1e-4, 3e-4, 1e-3],
-            Method::Psgld => &[1e-5, 3e-5, 1e-4, 3e-4, 1e-3],
-            Method::Kfac => &[0.01, 0.03, 0.1, 0.3, 1.0],
+            Method::Sgld => SamplerKind::Sgld,
+            Method::Psgld => SamplerKind::Psgld,
+            Method::Kfac => SamplerKind::Kfac,
         }
     }
 }
@@ -286,8 +286,6 @@ fn run(
         *t *= if j < WIDTH * (d + 1) { he } else { 0.1 };
     }
     theta[dim - 1] = 0.0;
-    let n = y.len();
-    let mut batch = [0usize; BATCH];
     let mut out = RunOut {
         samples: Vec::with_capacity(proto.keep * dim),
         trace: vec![Vec::with_capacity(proto.steps() - proto.burn_in); dim.min(200)],
@@ -296,7 +294,7 @@ fn run(
         dim,
     };
     let t0 = Instant::now();
-    let record = |t: usize, th: &[f32], out: &mut RunOut| {
+    let record = |t: usize, th: &[f32]| {
         if t >= proto.burn_in {
             for (tr, &v) in out.trace.iter_mut().zip(th) {
                 tr.push(v as f64);
@@ -311,56 +309,60 @@ fn run(
             out.curve.push((t + 1, predictive(tm, th).0));
         }
     };
-    match method {
-        Method::Kfac => {
-            let k = KfacSgld::new(0.95, 10).map_err(|e| e.to_string())?;
-            let mut scratch = vec![0.0f32; KfacSgld::scratch_len(d, WIDTH)];
-            let mut st = k
-                .init(&model, &mut theta, &mut scratch)
-                .map_err(|e| e.to_string())?;
-            for t in 0..proto.steps() {
-                sample_batch(&mut rng, n, &mut batch).map_err(|e| e.to_string())?;
-                let info = k
-                    .step(&mut st, &model, &batch, eps, &mut rng)
-                    .map_err(|e| e.to_string())?;
-                if info.non_finite {
-                    return Err(format!("{}: non-finite at step {}", method.name(), t + 1));
-                }
-                record(t, st.theta(), &mut out);
-            }
-        }
-        Method::Psgld | Method::Sgld => {
-            let est = MiniBatch::new(&model);
-            let ps = Psgld::new(0.99, 1e-5).map_err(|e| e.to_string())?;
-            let sg = Sgld::new();
-            let mut scratch = vec![0.0f32; ps.scratch_floats(dim).max(sg.scratch_floats(dim))];
-            macro_rules! go {
-                ($s:expr) => {{
-                    let s = $s;
-                    let mut st = s
-                        .start(&mut theta, &mut scratch)
-                        .map_err(|e| e.to_string())?;
-                    for t in 0..proto.steps() {
-                        sample_batch(&mut rng, n, &mut batch).map_err(|e| e.to_string())?;
-                        let info = s
-                            .advance(&mut st, &est, &batch, eps, &mut rng)
-                            .map_err(|e| e.to_string())?;
-                        if info.non_finite {
-                            return Err(format!("{}: non-finite at step {}", method.name(), t + 1));
-                        }
-                        record(t, st.theta(), &mut out);
-                    }
-                }};
-            }
-            if method == Method::Psgld {
-                go!(&ps)
-            } else {
-                go!(&sg)
-            }
-        }
-    }
+    // The sampler as `sgld sample --model mlp` builds it (K-FAC's decay 0.95 and refresh
+    // every 10 steps, pSGLD's decay 0.99 and λ 1e-5: the defaults are the paper's).
+    let options = SampleOptions {
+        sampler: method.kind(),
+        ..SampleOptions::new(Default::default())
+    };
+    let steps = Steps {
+        model: &model,
+        theta: &mut theta,
+        rng: &mut rng,
+        steps: proto.steps(),
+        eps,
+        name: method.name(),
+        record,
+    };
+    samplers::build(&options, &Inputs::network(&model), steps)??;
     out.seconds = t0.elapsed().as_secs_f64();
     Ok(out)
+}
+
+/// One run's steps with whichever sampler [`samplers::build`] makes: a batch of
+/// [`BATCH`] rows a step, `record` called with each step's θ; an error at the first
+/// non-finite step.
+struct Steps<'r, F> {
+    model: &'r Mlp<'r>,
+    theta: &'r mut [f32],
+    rng: &'r mut DefaultRng,
+    steps: usize,
+    eps: f32,
+    name: &'static str,
+    record: F,
+}
+
+impl<F: FnMut(usize, &[f32])> Visit for Steps<'_, F> {
+    type Out = Result<(), String>;
+    fn visit<A: Sampler + Sync>(mut self, sampler: A) -> Self::Out {
+        let est = MiniBatch::new(self.model);
+        let mut scratch = vec![0.0f32; sampler.scratch_floats(self.theta.len())];
+        let mut st = sampler
+            .start(self.theta, &mut scratch)
+            .map_err(|e| e.to_string())?;
+        let (n, mut batch) = (self.model.len(), [0usize; BATCH]);
+        for t in 0..self.steps {
+            sample_batch(self.rng, n, &mut batch).map_err(|e| e.to_string())?;
+            let info = sampler
+                .advance(&mut st, &est, &batch, self.eps, self.rng)
+                .map_err(|e| e.to_string())?;
+            if info.non_finite {
+                return Err(format!("{}: non-finite at step {}", self.name, t + 1));
+            }
+            (self.record)(t, st.theta());
+        }
+        Ok(())
+    }
 }
 
 /// Hoffman & Gelman (2014), eq. 13 (as Nado et al. use it): `n / (1 + 2Σₛ ρₛ)`, summing the
@@ -385,9 +387,9 @@ fn tune(sp: &Split, method: Method, proto: Protocol, seed: u64) -> f32 {
     let n_fit = n - n / 10;
     let (xf, yf) = (&sp.x[..n_fit * sp.d], &sp.y[..n_fit]);
     let (xv, yv) = (&sp.x[n_fit * sp.d..], &sp.y[n_fit..]);
-    method
-        .grid()
-        .par_iter()
+    // The grid of `sgld sample --model mlp --step-size auto`.
+    let grid = network::grid(method.kind(), n_fit);
+    grid.par_iter()
         .map(|&eps| {
             let score = run(method, proto, xf, yf, sp.d, eps, seed, None)
                 .ok()
@@ -398,7 +400,7 @@ fn tune(sp: &Split, method: Method, proto: Protocol, seed: u64) -> f32 {
         })
         .collect::<Vec<_>>()
         .into_iter()
-        .fold((method.grid()[0], f64::NEG_INFINITY), |best, c| {
+        .fold((grid[0], f64::NEG_INFINITY), |best, c| {
             if c.1 > best.1 { c } else { best }
         })
         .0

@@ -11,19 +11,19 @@ use std::time::Instant;
 use rand_core::SeedableRng;
 use rayon::prelude::*;
 use sgld::noise::DefaultRng;
-use sgld::sampler::PrecondSgld;
 use sgld::schedule::Constant;
 
 use super::adapt;
 use super::bias;
 use super::blocks::{WARMUP_RHAT, sample_to_target};
-use super::chains::{self, Chain, Estimator, Sampled, SharedEstimator, Stretch, advance_all};
+use super::chains::{self, Chain, Estimator, Sampled, SharedEstimator, Stretch};
 use super::diagnose;
 use super::exact;
 use super::mode::MetricStore;
 use super::options::{SampleOptions, SamplerKind};
 use super::problem::ModelSync;
 use super::progress::Bars;
+use super::samplers::{self, Advance, Inputs};
 use super::seeds::Stream;
 use super::warmup::{self, Laplace, MAX_WHITE_STEP, WarmupSummary};
 use crate::spec::{BurnIn, Thin};
@@ -266,10 +266,6 @@ impl Ula<'_> {
         thin: u64,
     ) -> Result<(), String> {
         let cfg = self.cfg;
-        let bad = |what: &'static str| move |e: sgld::Error| format!("{what}: {e}");
-        let sampler =
-            PrecondSgld::new(metric.metric(), self.model.dim()).map_err(bad("the metric"))?;
-        let sampler = super::options::with_options!(sampler, cfg);
         let schedule = Constant::new(eps as f32).map_err(|e| format!("step size {eps:e}: {e}"))?;
         let stretch = Stretch {
             burn_in: BurnIn::Steps(0),
@@ -279,8 +275,19 @@ impl Ula<'_> {
             ..Stretch::given(cfg, &schedule, steps, thin)
         };
         self.bars.extend(steps);
-        let bars = &self.bars.bars;
-        advance_all(chains, self.model, self.est, &sampler, &stretch, bars);
+        // SGLD preconditioned by the warm-up's metric, with the run's options.
+        let precond = SampleOptions {
+            sampler: SamplerKind::Precond,
+            ..cfg.clone()
+        };
+        let advance = Advance {
+            chains,
+            model: self.model,
+            est: self.est,
+            stretch: &stretch,
+            bars: &self.bars.bars,
+        };
+        samplers::build(&precond, &Inputs::metric(self.model, metric), advance)?;
         Ok(())
     }
 

@@ -1,6 +1,7 @@
 //! One place that builds a sampler from `--sampler` and its options (`--friction`,
 //! `--decay`, …, `--temperature`, `--clip`), for every path that runs a chosen sampler:
-//! a given schedule and a network. Each sampler is
+//! a given schedule, the adapted run's preconditioned SGLD, a network, and the
+//! reproductions of Nado et al. (`experiments/uci.rs`). Each sampler is
 //! its own type, so the caller says what to do with it through [`Visit`].
 
 use sgld::Sgld;
@@ -49,6 +50,16 @@ impl<'a> Inputs<'a> {
             model,
             metric: Some(metric),
             laplace: Some(lap),
+            net: None,
+        }
+    }
+
+    /// A model with the metric of `precond` and `sghd`.
+    pub fn metric(model: &'a dyn ModelSync, metric: &'a MetricStore) -> Self {
+        Self {
+            model,
+            metric: Some(metric),
+            laplace: None,
             net: None,
         }
     }
