@@ -64,6 +64,20 @@ impl Support {
             Self::Interval(a, b) => theta > a && theta < b,
         }
     }
+
+    /// `∂θₖ/∂uₖ` at `u` for the `k`-th coordinate of a block (0-based): `±eᵘ` for the
+    /// bounds, `(b − a) σ(u) σ(−u)` for an interval (exact in both tails), and for an
+    /// ordered block 1 for the first coordinate and `eᵘ` for each increment after it.
+    /// With the suffix sums of an ordered block ([`pull_back`]) this is the Jacobian.
+    pub fn derivative(&self, k: usize, u: f64) -> f64 {
+        match *self {
+            Self::Positive | Self::Lower(_) => libm::exp(u),
+            Self::Upper(_) => -libm::exp(u),
+            Self::Interval(a, b) => (b - a) * libm::exp(-softplus_f64(u) - softplus_f64(-u)),
+            Self::Ordered if k > 0 => libm::exp(u),
+            Self::Real | Self::Ordered => 1.0,
+        }
+    }
 }
 
 fn sigmoid(u: f64) -> f64 {
@@ -216,23 +230,12 @@ pub fn pull_back(blocks: &[(Support, usize)], u: &[f32], grad_theta: &[f32], gra
             let mut suffix = 0.0f64;
             for k in (0..u.len()).rev() {
                 suffix += gt[k] as f64;
-                let scale = if k == 0 { 1.0 } else { libm::exp(u[k] as f64) };
-                g[k] += (scale * suffix) as f32;
+                g[k] += (s.derivative(k, u[k] as f64) * suffix) as f32;
             }
             continue;
         }
         for ((g, &v), &gt) in g.iter_mut().zip(u).zip(gt) {
-            let v = v as f64;
-            let dtheta = match s {
-                Support::Positive | Support::Lower(_) => libm::exp(v),
-                Support::Upper(_) => -libm::exp(v),
-                Support::Interval(a, b) => {
-                    // σ(u)σ(−u) = e^{−softplus(u) − softplus(−u)}, exact in both tails.
-                    (b - a) * libm::exp(-softplus_f64(v) - softplus_f64(-v))
-                }
-                _ => 1.0,
-            };
-            *g += (dtheta * gt as f64) as f32;
+            *g += (s.derivative(0, v as f64) * gt as f64) as f32;
         }
     }
 }

@@ -5,6 +5,8 @@
 //!
 //! [`Target::constrained`]: crate::sample::Target::constrained
 
+use std::cell::Cell;
+
 use sgld::models::Model;
 pub use sgld::transform::Support;
 use sgld::transform::{add_log_jacobian_grad, check, constrain, log_jacobian, pull_back};
@@ -42,9 +44,21 @@ impl<'a, M: Model + ?Sized> Constrained<'a, M> {
         theta
     }
 
-    /// `θ` and a zeroed gradient in θ for `u`.
-    fn at(&self, u: &[f32]) -> (Vec<f32>, Vec<f32>) {
-        (self.constrain(u), vec![0.0; u.len()])
+    /// `f(θ, g)` with `θ = T(u)` and `g` a zeroed gradient in θ, both in this thread's
+    /// scratch (no allocation a gradient once it has grown; a nested call takes a
+    /// buffer of its own).
+    fn at<R>(&self, u: &[f32], f: impl FnOnce(&[f32], &mut [f32]) -> R) -> R {
+        thread_local! {
+            static SCRATCH: Cell<Vec<f32>> = const { Cell::new(Vec::new()) };
+        }
+        let mut buf = SCRATCH.take();
+        buf.clear();
+        buf.resize(2 * u.len(), 0.0);
+        let (theta, g) = buf.split_at_mut(u.len());
+        constrain(&self.blocks, u, theta);
+        let out = f(theta, g);
+        SCRATCH.set(buf);
+        out
     }
 }
 
@@ -81,25 +95,28 @@ impl<M: Model + ?Sized> Model for Constrained<'_, M> {
     }
 
     fn add_log_prior_grad(&self, u: &[f32], grad: &mut [f32]) {
-        let (theta, mut g) = self.at(u);
-        self.model.add_log_prior_grad(&theta, &mut g);
-        pull_back(&self.blocks, u, &g, grad);
+        self.at(u, |theta, g| {
+            self.model.add_log_prior_grad(theta, g);
+            pull_back(&self.blocks, u, g, grad);
+        });
         add_log_jacobian_grad(&self.blocks, u, grad);
     }
 
     fn add_log_lik_grad(&self, u: &[f32], batch: &[usize], grad: &mut [f32]) {
-        let (theta, mut g) = self.at(u);
-        self.model.add_log_lik_grad(&theta, batch, &mut g);
-        pull_back(&self.blocks, u, &g, grad);
+        self.at(u, |theta, g| {
+            self.model.add_log_lik_grad(theta, batch, g);
+            pull_back(&self.blocks, u, g, grad);
+        });
     }
 
     /// One transform for the whole estimate: the model's own `scaled_grad` in θ, pulled
     /// back, plus the Jacobian's gradient.
     fn scaled_grad(&self, u: &[f32], batch: &[usize], s: f32, grad: &mut [f32]) {
-        let (theta, mut g) = self.at(u);
-        self.model.scaled_grad(&theta, batch, s, &mut g);
-        grad.fill(0.0);
-        pull_back(&self.blocks, u, &g, grad);
+        self.at(u, |theta, g| {
+            self.model.scaled_grad(theta, batch, s, g);
+            grad.fill(0.0);
+            pull_back(&self.blocks, u, g, grad);
+        });
         add_log_jacobian_grad(&self.blocks, u, grad);
     }
 
@@ -108,18 +125,19 @@ impl<M: Model + ?Sized> Model for Constrained<'_, M> {
     }
 
     fn log_prior(&self, u: &[f32]) -> f64 {
-        self.model.log_prior(&self.constrain(u)) + log_jacobian(&self.blocks, u)
+        self.at(u, |theta, _| self.model.log_prior(theta)) + log_jacobian(&self.blocks, u)
     }
 
     fn log_lik(&self, u: &[f32], batch: &[usize]) -> f64 {
-        self.model.log_lik(&self.constrain(u), batch)
+        self.at(u, |theta, _| self.model.log_lik(theta, batch))
     }
 
     fn add_log_lik_grad_and_value(&self, u: &[f32], batch: &[usize], grad: &mut [f32]) -> f64 {
-        let (theta, mut g) = self.at(u);
-        let value = self.model.add_log_lik_grad_and_value(&theta, batch, &mut g);
-        pull_back(&self.blocks, u, &g, grad);
-        value
+        self.at(u, |theta, g| {
+            let value = self.model.add_log_lik_grad_and_value(theta, batch, g);
+            pull_back(&self.blocks, u, g, grad);
+            value
+        })
     }
 }
 
@@ -171,6 +189,13 @@ mod tests {
         let mut s = [9.0f32];
         m.scaled_grad(&u, &[0], 1.0, &mut s);
         assert!((s[0] - g[0]).abs() < 1e-6);
+        // A wrapped model wrapped again (the inner call takes a scratch of its own).
+        let outer = Constrained::new(&m, vec![(Support::Real, 1)]).unwrap();
+        let mut g2 = [0.0f32];
+        outer.add_log_prior_grad(&u, &mut g2);
+        outer.add_log_lik_grad(&u, &[0], &mut g2);
+        assert_eq!(g2, g);
+        assert_eq!(outer.log_lik(&u, &[0]), m.log_lik(&u, &[0]));
         assert!(Constrained::new(&Scale, vec![(Support::Positive, 2)]).is_err());
     }
 

@@ -80,28 +80,19 @@ pub fn laplace_sds(target: &Target<'_>, mode: &[f32], sds: &[f64]) -> Vec<f64> {
     let Some(blocks) = target.supports else {
         return sds.to_vec();
     };
-    use sgld::transform::Support;
     let mut out = Vec::with_capacity(sds.len());
     let mut at = 0usize;
     for &(s, len) in blocks {
         let end = (at + len).min(sds.len()).min(mode.len());
+        // An ordered block's θₖ is the sum of the first k increments: their variances add.
         let mut var = 0.0f64;
         for j in at..end {
-            let (u, sd) = (mode[j] as f64, sds[j]);
-            let scale = match s {
-                Support::Positive | Support::Lower(_) | Support::Upper(_) => u.exp(),
-                Support::Interval(a, b) => {
-                    let p = 1.0 / (1.0 + (-u).exp());
-                    (b - a) * p * (1.0 - p)
-                }
-                Support::Ordered if j > at => u.exp(),
-                _ => 1.0,
-            };
-            if s == Support::Ordered {
-                var += (scale * sd).powi(2);
+            let sd = (s.derivative(j - at, mode[j] as f64) * sds[j]).abs();
+            if s == sgld::transform::Support::Ordered {
+                var += sd * sd;
                 out.push(var.sqrt());
             } else {
-                out.push(scale * sd);
+                out.push(sd);
             }
         }
         at = end;
