@@ -79,6 +79,17 @@ impl Row {
     }
 }
 
+/// `base` with sampler `s` as `sgld sample` runs it: the adaptive warm-up (mode, metric,
+/// step, batch and estimator) for sgld, precond and mala, the default schedule from the
+/// same mode for the others; outputs in `out/<sampler>`.
+fn as_sample_runs(base: &SampleConfig, s: SamplerKind, out: &Path) -> SampleConfig {
+    let mut c = base.clone();
+    c.sampler = s;
+    c.out = out.join(s.name());
+    c.progress = false;
+    c
+}
+
 fn with_sampler(base: &SampleConfig, s: SamplerKind, out: &Path, step: StepSpec) -> SampleConfig {
     let mut c = base.clone();
     c.sampler = s;
@@ -130,23 +141,25 @@ pub fn run(cfg: &CompareConfig) -> Result<(Reference, Vec<Row>), String> {
     let out = base.out.clone();
     std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     let problem = Problem::load(base)?;
-    let n = problem.n_train() as f64;
-    let eps = match base.step_size {
-        StepChoice::Given(StepSpec::Const(e)) => e,
-        StepChoice::Auto => 0.1 / n,
+    // A given constant step is every sampler's; without one, each runs as `sgld sample`
+    // runs it, after the same warm-up.
+    let given = match base.step_size {
+        StepChoice::Given(StepSpec::Const(e)) => Some(e),
+        StepChoice::Auto => None,
         StepChoice::Given(other) => {
             return Err(format!(
-                "compare needs a constant step (const:EPS) so that ESS means the same for every sampler, got {other}"
+                "compare needs a constant step (const:EPS) so that ESS means the same for every sampler, or none (each sampler's step as sgld sample chooses it), got {other}"
             ));
         }
     };
-    let needs_mala = cfg.samplers.contains(&SamplerKind::Mala) || base.model != ModelKind::Linreg;
+    let needs_mala = base.model != ModelKind::Linreg
+        || (given.is_some() && cfg.samplers.contains(&SamplerKind::Mala));
     let mala_eps = if needs_mala {
         tune_mala(base, problem.dim(), &out)?
     } else {
-        eps
+        f64::NAN
     };
-    let psgld_scale = if cfg.samplers.contains(&SamplerKind::Psgld) {
+    let psgld_scale = if given.is_some() && cfg.samplers.contains(&SamplerKind::Psgld) {
         sample::psgld_scale(base)?
     } else {
         1.0
@@ -204,23 +217,38 @@ pub fn run(cfg: &CompareConfig) -> Result<(Reference, Vec<Row>), String> {
     let mut rows = Vec::new();
     let mut summaries = Vec::new();
     for &s in &cfg.samplers {
-        let step = step_for(s, eps, psgld_scale, mala_eps);
-        let mut c = with_sampler(base, s, &out, step);
-        if s == SamplerKind::Mala {
-            mala_cfg(&mut c);
-        }
+        let (c, label) = match given {
+            Some(eps) => {
+                let step = step_for(s, eps, psgld_scale, mala_eps);
+                let mut c = with_sampler(base, s, &out, step);
+                if s == SamplerKind::Mala {
+                    mala_cfg(&mut c);
+                }
+                (c, Some(step_label(step)))
+            }
+            None => (as_sample_runs(base, s, &out), None),
+        };
         std::fs::create_dir_all(&c.out).map_err(|e| e.to_string())?;
-        eprintln!("compare: {} ({})", s.name(), step_label(step));
+        eprintln!(
+            "compare: {} ({})",
+            s.name(),
+            label
+                .as_deref()
+                .unwrap_or("the step as sgld sample chooses it")
+        );
+        let cv = sample::cv_applies(s, base.cv);
         let (summary, failure) = match sample::run_quiet(&c) {
             Ok(r) => r,
             Err(e) => {
-                rows.push(failed_row(s, base.cv, step, e.to_string()));
+                let label = label.unwrap_or_else(|| "auto".into());
+                rows.push(failed_row(s, cv, label, e.to_string()));
                 continue;
             }
         };
+        let label = label.unwrap_or_else(|| ran_step(&summary));
         rows.push(match failure {
-            Some(f) => failed_row(s, base.cv, step, f),
-            None => row(s, base.cv, step, &summary, &reference),
+            Some(f) => failed_row(s, cv, label, f),
+            None => row(s, summary.cv, label, &summary, &reference),
         });
         summaries.push((s, summary));
     }
@@ -238,6 +266,21 @@ fn min_ess(s: &Summary) -> f64 {
         .unwrap_or(f64::NAN)
 }
 
+/// What an automatic step came to: for an adapted run the sampler the warm-up chose,
+/// its step and batch; otherwise the default schedule.
+fn ran_step(s: &Summary) -> String {
+    let w = &s.warmup;
+    if !w.adapted {
+        return s.step_size.clone();
+    }
+    let rows = if w.full_batch {
+        "every row".to_string()
+    } else {
+        format!("batch {}", w.batch)
+    };
+    format!("auto: {} at {:.3e}, {rows}", w.sampler, w.step_size)
+}
+
 /// `const:EPS` with four significant digits.
 fn step_label(step: StepSpec) -> String {
     match step {
@@ -246,11 +289,11 @@ fn step_label(step: StepSpec) -> String {
     }
 }
 
-fn failed_row(s: SamplerKind, cv: bool, step: StepSpec, e: String) -> Row {
+fn failed_row(s: SamplerKind, cv: bool, step: String, e: String) -> Row {
     Row {
         sampler: s.name().into(),
-        cv: sample::cv_applies(s, cv),
-        step_size: step_label(step),
+        cv,
+        step_size: step,
         seconds: f64::NAN,
         steps_per_second: f64::NAN,
         grad_evals_per_step: f64::NAN,
@@ -266,7 +309,7 @@ fn failed_row(s: SamplerKind, cv: bool, step: StepSpec, e: String) -> Row {
     }
 }
 
-fn row(s: SamplerKind, cv: bool, step: StepSpec, summary: &Summary, reference: &Reference) -> Row {
+fn row(s: SamplerKind, cv: bool, step: String, summary: &Summary, reference: &Reference) -> Row {
     let ess = min_ess(summary);
     let evals = summary.grad_evals_per_step * summary.steps as f64 * summary.chains as f64;
     let (mut mean_error, mut sd_error) = (0.0f64, 0.0f64);
@@ -276,8 +319,8 @@ fn row(s: SamplerKind, cv: bool, step: StepSpec, summary: &Summary, reference: &
     }
     Row {
         sampler: s.name().into(),
-        cv: sample::cv_applies(s, cv),
-        step_size: step_label(step),
+        cv,
+        step_size: step,
         seconds: summary.seconds,
         steps_per_second: summary.steps_per_second,
         grad_evals_per_step: summary.grad_evals_per_step,
@@ -368,13 +411,22 @@ fn write_outputs(
     }
     w.flush().map_err(|e| e.to_string())?;
     let table = markdown(rows);
+    let how = match base.step_size {
+        StepChoice::Auto => format!(
+            "{} chains per sampler, each run as `sgld sample` runs it: sgld, precond and mala after the adaptive warm-up (the mode, the metric, then a step, batch, estimator and length of their own), the others on their default schedule from the same mode, weighted by step where it decays; each row's step is the one it ran",
+            base.chains
+        ),
+        _ => format!(
+            "batch {}, {} steps x {} chains per sampler (burn-in as `--burn-in`), uniform weights",
+            base.batch_or_default(),
+            base.steps.unwrap_or(sample::DEFAULT_STEPS),
+            base.chains,
+        ),
+    };
     let md = format!(
-        "# sgld compare\n\nModel `{:?}` on `{}`: batch {}, {} steps x {} chains per sampler (burn-in as `--burn-in`), uniform weights, seed {}{}.\n\nReference: {}.\n\nESS is the smallest bulk ESS over the parameters (rank-normalised, split chains); ESS/1k grads counts per-example gradient evaluations (MALA: the whole data set per step). Errors are in units of the reference sd.\n\n{table}\n![comparison](compare.svg)\n",
+        "# sgld compare\n\nModel `{:?}` on `{}`: {how}; seed {}{}.\n\nReference: {}.\n\nESS is the smallest bulk ESS over the parameters (rank-normalised, split chains); ESS/1k grads counts per-example gradient evaluations (MALA: the whole data set per step). Errors are in units of the reference sd.\n\n{table}\n![comparison](compare.svg)\n",
         base.model,
         base.train.display(),
-        base.batch_or_default(),
-        base.steps.unwrap_or(sample::DEFAULT_STEPS),
-        base.chains,
         base.seed,
         if base.cv {
             ", control-variate gradients"
@@ -469,7 +521,7 @@ mod tests {
         let failed = failed_row(
             SamplerKind::Sghmc,
             false,
-            StepSpec::Const(1e-3),
+            step_label(StepSpec::Const(1e-3)),
             "step 12 went non-finite".into(),
         );
         let table = markdown(&[failed]);

@@ -22,7 +22,8 @@ use super::warmup::{self, Laplace, WarmupSummary};
 use crate::spec::{BurnIn, StepSpec, Thin};
 
 /// The given schedule, or the default of a sampler that does not adapt (or of `precond`/`sgld`
-/// without `auto`): `range:1/N,0.01/N,0.55`, scaled for pSGLD, `1.5·d^{-1/3}` for MALA.
+/// without `auto`): `range:ε₀,ε₀/100,0.55` with `ε₀ = 1/N`, capped at a tenth of the
+/// Laplace approximation's smallest variance, scaled for pSGLD; `1.5·d^{-1/3}` for MALA.
 fn step_spec(cfg: &SampleOptions, model: &dyn ModelSync, lap: &Laplace) -> StepSpec {
     let n = model.len() as f64;
     if let Some(given) = cfg.given_step() {
@@ -32,20 +33,36 @@ fn step_spec(cfg: &SampleOptions, model: &dyn ModelSync, lap: &Laplace) -> StepS
         // pSGLD's preconditioner G ≈ 1/|ĝ| shrinks SGLD's default step by orders of
         // magnitude: scale it so that the two move alike.
         SamplerKind::Psgld => {
-            let k = scale_at(model, &lap.mode.theta, cfg);
+            let start = scale_at(model, &lap.mode.theta, cfg) * curvature_capped(1.0 / n, lap);
             StepSpec::Range {
-                start: k / n,
-                end: 0.01 * k / n,
+                start,
+                end: 0.01 * start,
                 gamma: 0.55,
             }
         }
         SamplerKind::Mala => StepSpec::Const(1.5 / (model.dim() as f64).cbrt()),
-        _ => StepSpec::Range {
-            start: 1.0 / n,
-            end: 0.01 / n,
-            gamma: 0.55,
-        },
+        _ => {
+            let start = curvature_capped(1.0 / n, lap);
+            StepSpec::Range {
+                start,
+                end: 0.01 * start,
+                gamma: 0.55,
+            }
+        }
     }
+}
+
+/// `eps`, or a tenth of the Laplace approximation's smallest variance where that is
+/// smaller: a step whose noise (sd `√ε`) is a third of the posterior's narrowest sd,
+/// inside the curvature that the checks warn beyond (`2σ²_min`).
+fn curvature_capped(eps: f64, lap: &Laplace) -> f64 {
+    let var_min = lap
+        .sds
+        .iter()
+        .filter(|s| s.is_finite() && **s > 0.0)
+        .map(|s| s * s)
+        .fold(f64::INFINITY, f64::min);
+    eps.min(0.1 * var_min)
 }
 
 /// Runs the chains on the given (or default) schedule.
