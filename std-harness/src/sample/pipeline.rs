@@ -36,7 +36,7 @@ use super::chains::Sampled;
 use super::chains::{self, Chain};
 use super::config::SampleConfig;
 use super::network::{self, GridPoint};
-use super::options::{SampleOptions, SamplerKind, Weighting};
+use super::options::{Plan, SampleOptions, SamplerKind, Weighting};
 use super::output::{self, ParamSummary, Summary};
 use super::problem::ModelSync;
 use super::progress::Bars;
@@ -389,7 +389,8 @@ struct Run {
 /// The chains of `target`: a network's ([`network::run`]), or the mode, the Laplace
 /// approximation and an adapted or fixed run.
 fn chains(target: &Target<'_>, cfg: &SampleOptions, bars: &Bars) -> Result<Run, Error> {
-    if let Some(net) = target.network {
+    let plan = cfg.plan(target.network.is_some());
+    if let (Plan::Network, Some(net)) = (plan, target.network) {
         let r = network::run(cfg, net, &target.names, bars)?;
         return Ok(Run {
             sampled: r.sampled,
@@ -411,11 +412,11 @@ fn chains(target: &Target<'_>, cfg: &SampleOptions, bars: &Bars) -> Result<Run, 
     bars.stage("warm-up: the mode by L-BFGS and the Laplace approximation");
     let (lap, lap_failed) = match warmup::laplace(prior, model, &start) {
         Ok(l) => (l, None),
-        Err(e) if !cfg.adaptive() => (warmup::Laplace::at(&start), Some(e)),
+        Err(e) if plan != Plan::Adapted => (warmup::Laplace::at(&start), Some(e)),
         Err(e) => return Err(Error::Warmup(format!("warm-up: {e}"))),
     };
     let starts = warmup::starts(cfg, &lap, init.as_deref());
-    let mut sampled = if cfg.adaptive() {
+    let mut sampled = if plan == Plan::Adapted {
         let shape = match (target.smooth, target.laplace) {
             (true, _) => adaptive::Shape::Smooth,
             (false, Some(b)) => adaptive::Shape::Laplace(b),
