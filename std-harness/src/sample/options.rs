@@ -373,3 +373,55 @@ impl SampleOptions {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The plan follows the target and the step choice; the network's rules follow the
+    /// target, not a model kind.
+    #[test]
+    fn the_plan_and_the_network_rules_follow_the_target() {
+        let o = || SampleOptions::new("unused".into());
+        assert_eq!(o().plan(false), Plan::Adapted);
+        assert_eq!(o().plan(true), Plan::Network);
+        let given = SampleOptions {
+            step_size: StepChoice::Given(StepSpec::Const(1e-3)),
+            ..o()
+        };
+        assert_eq!(given.plan(false), Plan::Given);
+        let sghmc = SampleOptions {
+            sampler: SamplerKind::Sghmc,
+            ..o()
+        };
+        assert_eq!(sghmc.plan(false), Plan::Given);
+        let kfac = SampleOptions {
+            sampler: SamplerKind::Kfac,
+            ..o()
+        };
+        assert!(kfac.validate(true).is_ok());
+        assert!(kfac.validate(false).unwrap_err().contains("kfac"));
+        let refused = [
+            (SampleOptions { cv: true, ..o() }, "--cv"),
+            (
+                SampleOptions {
+                    clip: Some(1.0),
+                    ..kfac.clone()
+                },
+                "--clip",
+            ),
+            (sghmc, "--model mlp samples with"),
+        ];
+        assert!(SampleOptions { cv: true, ..o() }.validate(false).is_ok());
+        for (opts, what) in refused {
+            let err = opts.validate(true).unwrap_err();
+            assert!(err.contains(what), "{what}: {err}");
+        }
+        // A fixed burn-in must leave draws of the network's default length.
+        let burn = SampleOptions {
+            burn_in: BurnIn::Steps(2_000),
+            ..kfac
+        };
+        assert!(burn.validate(true).unwrap_err().contains("--burn-in"));
+    }
+}
