@@ -90,14 +90,13 @@ fn as_sample_runs(base: &SampleConfig, s: SamplerKind, out: &Path) -> SampleConf
     c
 }
 
+/// [`as_sample_runs`] at the common step `step`, the draws weighted uniformly.
 fn with_sampler(base: &SampleConfig, s: SamplerKind, out: &Path, step: StepSpec) -> SampleConfig {
-    let mut c = base.clone();
-    c.sampler = s;
-    c.out = out.join(s.name());
-    c.step_size = StepChoice::Given(step);
-    c.weighting = Weighting::Uniform;
-    c.progress = false;
-    c
+    SampleConfig {
+        step_size: StepChoice::Given(step),
+        weighting: Weighting::Uniform,
+        ..as_sample_runs(base, s, out)
+    }
 }
 
 /// The step for each sampler from the base step `eps` (see the README's table).

@@ -83,6 +83,7 @@ pub fn run(
     let estimator = Estimator::new(model, centre, &mut cv_buf)?;
     let ula = Ula {
         cfg,
+        precond: with_precond(cfg),
         model,
         est: estimator.shared(),
         choice,
@@ -228,12 +229,22 @@ fn lambda_of(
 /// `centre` or plain mini-batches), the batch, and the rows its noise is measured on.
 struct Ula<'a> {
     cfg: &'a SampleOptions,
+    /// The options the stretches are built from ([`with_precond`]), made once.
+    precond: SampleOptions,
     model: &'a dyn ModelSync,
     est: &'a SharedEstimator<'a>,
     choice: Choice,
     centre: Option<&'a [f32]>,
     rows: &'a [usize],
     bars: &'a Bars,
+}
+
+/// `cfg` with the sampler the stretches run: SGLD preconditioned by the metric.
+fn with_precond(cfg: &SampleOptions) -> SampleOptions {
+    SampleOptions {
+        sampler: SamplerKind::Precond,
+        ..cfg.clone()
+    }
 }
 
 impl Ula<'_> {
@@ -275,11 +286,6 @@ impl Ula<'_> {
             ..Stretch::given(cfg, &schedule, steps, thin)
         };
         self.bars.extend(steps);
-        // SGLD preconditioned by the warm-up's metric, with the run's options.
-        let precond = SampleOptions {
-            sampler: SamplerKind::Precond,
-            ..cfg.clone()
-        };
         let advance = Advance {
             chains,
             model: self.model,
@@ -287,7 +293,7 @@ impl Ula<'_> {
             stretch: &stretch,
             bars: &self.bars.bars,
         };
-        samplers::build(&precond, &Inputs::metric(self.model, metric), advance)?;
+        samplers::build(&self.precond, &Inputs::metric(self.model, metric), advance)?;
         Ok(())
     }
 

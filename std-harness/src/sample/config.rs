@@ -172,32 +172,8 @@ impl SampleConfig {
 
     /// The command's data specification with its defaults (no test set, the format by
     /// the extension, the model's own prior, a bias, 50 hidden units with Gaussian
-    /// output), sampled with `options`.
-    pub fn from_options(model: ModelKind, train: PathBuf, options: SampleOptions) -> Self {
-        let SampleOptions {
-            out,
-            batch,
-            steps,
-            step_size,
-            burn_in,
-            alpha,
-            thin,
-            chains,
-            chain_ids,
-            seed,
-            weighting,
-            clip,
-            sampler,
-            cv,
-            temperature,
-            settings,
-            target_ess,
-            max_steps,
-            init,
-            strict,
-            command_line,
-            progress,
-        } = options;
+    /// output), sampled with the options `o`.
+    pub fn from_options(model: ModelKind, train: PathBuf, o: SampleOptions) -> Self {
         Self {
             model,
             train,
@@ -210,28 +186,28 @@ impl SampleConfig {
             no_bias: false,
             hidden: 50,
             output: NetOutput::Gaussian,
-            out,
-            batch,
-            steps,
-            step_size,
-            burn_in,
-            alpha,
-            thin,
-            chains,
-            chain_ids,
-            seed,
-            weighting,
-            clip,
-            sampler,
-            cv,
-            temperature,
-            settings,
-            target_ess,
-            max_steps,
-            init,
-            strict,
-            command_line,
-            progress,
+            out: o.out,
+            batch: o.batch,
+            steps: o.steps,
+            step_size: o.step_size,
+            burn_in: o.burn_in,
+            alpha: o.alpha,
+            thin: o.thin,
+            chains: o.chains,
+            chain_ids: o.chain_ids,
+            seed: o.seed,
+            weighting: o.weighting,
+            clip: o.clip,
+            sampler: o.sampler,
+            cv: o.cv,
+            temperature: o.temperature,
+            settings: o.settings,
+            target_ess: o.target_ess,
+            max_steps: o.max_steps,
+            init: o.init,
+            strict: o.strict,
+            command_line: o.command_line,
+            progress: o.progress,
         }
     }
 
@@ -242,7 +218,7 @@ impl SampleConfig {
 
     /// How the run is driven.
     pub fn plan(&self) -> Plan {
-        self.options().plan(self.model == ModelKind::Mlp)
+        Plan::of(self.step_size, self.sampler, self.model == ModelKind::Mlp)
     }
 
     /// The batch of a run that does not choose its own: as given, or 10.
@@ -252,7 +228,10 @@ impl SampleConfig {
 
     /// The user's schedule, if one was given.
     pub fn given_step(&self) -> Option<StepSpec> {
-        self.options().given_step()
+        match self.step_size {
+            StepChoice::Given(s) => Some(s),
+            StepChoice::Auto => None,
+        }
     }
 
     /// The sampling options: everything but the model and its data.

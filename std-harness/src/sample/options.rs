@@ -220,6 +220,20 @@ pub enum Plan {
     Network,
 }
 
+impl Plan {
+    /// The plan of a run with this step choice and sampler, on a target that is (or is
+    /// not) a network.
+    pub fn of(step_size: StepChoice, sampler: SamplerKind, network: bool) -> Self {
+        if network {
+            Plan::Network
+        } else if step_size == StepChoice::Auto && sampler.adapts() {
+            Plan::Adapted
+        } else {
+            Plan::Given
+        }
+    }
+}
+
 impl SampleOptions {
     /// The command's defaults, the outputs into `out`.
     pub fn new(out: PathBuf) -> Self {
@@ -251,13 +265,7 @@ impl SampleOptions {
 
     /// The plan for a target that is (or is not) a network.
     pub fn plan(&self, network: bool) -> Plan {
-        if network {
-            Plan::Network
-        } else if self.step_size == StepChoice::Auto && self.sampler.adapts() {
-            Plan::Adapted
-        } else {
-            Plan::Given
-        }
+        Plan::of(self.step_size, self.sampler, network)
     }
 
     /// Whether a target that is not a network adapts its step in warm-up.
