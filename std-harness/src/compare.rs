@@ -130,27 +130,62 @@ fn tune_mala(base: &SampleConfig, d: usize, out: &Path) -> Result<f64, String> {
     Err("MALA: no step size down to 2^-20 of 1.5·d^(-1/3) reached acceptance 0.6".into())
 }
 
+/// The files of a previous comparison in `out`, sorted: its tables and figure, and the
+/// run files in its per-sampler directories (each sampler's name, `mala-tuning`,
+/// `reference-mala`). Nothing else in `out` counts.
+pub fn previous_run(out: &Path) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = ["json", "csv", "md", "png", "svg"]
+        .iter()
+        .map(|ext| out.join(format!("compare.{ext}")))
+        .filter(|p| p.is_file())
+        .collect();
+    let dirs = SamplerKind::ALL
+        .iter()
+        .chain([&SamplerKind::Kfac])
+        .map(|s| s.name())
+        .chain(["mala-tuning", "reference-mala"]);
+    for d in dirs {
+        found.extend(sample::files::previous_run(&out.join(d)));
+    }
+    found.sort();
+    found
+}
+
+/// Claims `out` for a comparison: refuses it when it holds a previous one, unless
+/// `overwrite`, which removes that comparison's files (only those) first.
+pub fn claim(out: &Path, overwrite: bool) -> Result<(), String> {
+    let found = previous_run(out);
+    sample::files::refuse_previous(out, &found, overwrite)?;
+    for p in found {
+        std::fs::remove_file(&p).map_err(|e| format!("cannot remove {}: {e}", p.display()))?;
+    }
+    Ok(())
+}
+
+/// Checks what a comparison can take before anything runs or is written: not a network,
+/// and either no step (each sampler's own, after the shared warm-up) or a constant one
+/// for every sampler, which it returns.
+pub fn check(cfg: &CompareConfig) -> Result<Option<f64>, String> {
+    if cfg.base.model == ModelKind::Mlp {
+        return Err("compare measures ESS per parameter against a MALA reference, which a network's permuting units make meaningless; compare networks by their held-out log-likelihood (sgld sample --model mlp --test ..., one run per --sampler)".into());
+    }
+    match cfg.base.step_size {
+        StepChoice::Given(StepSpec::Const(e)) => Ok(Some(e)),
+        StepChoice::Auto => Ok(None),
+        StepChoice::Given(other) => Err(format!(
+            "compare needs a constant step (const:EPS) so that ESS means the same for every sampler, or none (each sampler's step as sgld sample chooses it), got {other}"
+        )),
+    }
+}
+
 /// Runs the comparison; writes `compare.csv`, `compare.json`, `compare.md` and the
 /// figure `compare.{svg,png}` into `base.out`.
 pub fn run(cfg: &CompareConfig) -> Result<(Reference, Vec<Row>), String> {
+    let given = check(cfg)?;
     let base = &cfg.base;
-    if base.model == crate::sample::ModelKind::Mlp {
-        return Err("compare measures ESS per parameter against a MALA reference, which a network's permuting units make meaningless; compare networks by their held-out log-likelihood (sgld sample --model mlp --test ..., one run per --sampler)".into());
-    }
     let out = base.out.clone();
     std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     let problem = Problem::load(base)?;
-    // A given constant step is every sampler's; without one, each runs as `sgld sample`
-    // runs it, after the same warm-up.
-    let given = match base.step_size {
-        StepChoice::Given(StepSpec::Const(e)) => Some(e),
-        StepChoice::Auto => None,
-        StepChoice::Given(other) => {
-            return Err(format!(
-                "compare needs a constant step (const:EPS) so that ESS means the same for every sampler, or none (each sampler's step as sgld sample chooses it), got {other}"
-            ));
-        }
-    };
     let needs_mala = base.model != ModelKind::Linreg
         || (given.is_some() && cfg.samplers.contains(&SamplerKind::Mala));
     let mala_eps = if needs_mala {

@@ -181,6 +181,10 @@ struct SampleArgs {
     /// Output directory.
     #[arg(long)]
     out: PathBuf,
+    /// Replace the previous run in --out (only the files sgld writes are removed); without
+    /// it, an --out that holds a run is refused.
+    #[arg(long)]
+    overwrite: bool,
     /// Clip the gradient estimate to this Euclidean norm (off by default).
     #[arg(long)]
     clip: Option<f32>,
@@ -343,7 +347,11 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     match cli.command {
         Command::Sample(SampleCmd { args, sampler }) => {
             let sampler = sampler.unwrap_or(SamplerKind::default_for(args.model));
+            let overwrite = args.overwrite;
             let cfg = config(args, sampler)?;
+            // The run replaces a previous run's files; the command asks first.
+            let found = sample::files::previous_run(&cfg.out);
+            sample::files::refuse_previous(&cfg.out, &found, overwrite)?;
             // A signal stops the chains at their next block; the run then writes what
             // it drew and exits non-zero (a second signal exits at once).
             sgld_harness::interrupt::install()?;
@@ -369,11 +377,14 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             samplers,
             mala_steps,
         }) => {
+            let overwrite = args.overwrite;
             let cfg = CompareConfig {
                 base: config(args, SamplerKind::Sgld)?,
                 samplers: samplers.unwrap_or_else(|| SamplerKind::ALL.to_vec()),
                 mala_steps,
             };
+            compare::check(&cfg)?;
+            compare::claim(&cfg.base.out, overwrite)?;
             let (_, rows) = compare::run(&cfg)?;
             let failed: Vec<&str> = rows
                 .iter()

@@ -92,6 +92,22 @@ fn compare_puts_every_sampler_against_the_closed_form() {
         .unwrap();
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("const:EPS"));
+    // A second comparison into the same directory is refused unless --overwrite.
+    let again = sgld()
+        .args(["compare", "--model", "linreg", "--train"])
+        .arg(&train)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(!again.status.success());
+    let err = String::from_utf8_lossy(&again.stderr);
+    assert!(
+        err.contains("holds a previous run (compare.csv, compare.json, compare.md and")
+            && err.contains("--overwrite"),
+        "{err}"
+    );
+    assert!(out.join("compare.md").is_file());
 }
 
 #[test]

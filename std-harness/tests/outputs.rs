@@ -321,26 +321,44 @@ fn final_files(dir: &Path) -> Vec<String> {
 }
 
 #[test]
-fn a_second_run_into_the_same_out_leaves_none_of_the_first() {
+fn a_second_run_into_the_same_out_is_refused_unless_overwrite() {
     let dir = tempfile::tempdir().unwrap();
     let train = dir.path().join("train.csv");
     data(&train);
     let out = dir.path().join("out");
     std::fs::create_dir_all(&out).unwrap();
     std::fs::write(out.join("notes.txt"), "mine").unwrap();
-    for chains in ["4", "2"] {
-        let o = sgld()
-            .args([
-                "sample", "--model", "logistic", "--chains", chains, "--train",
-            ])
-            .arg(&train)
-            .arg("--out")
-            .arg(&out)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    }
-    // The second run's files, the user's own file, nothing of the first run.
+    let run = |chains: &str, overwrite: bool| {
+        let mut cmd = sgld();
+        cmd.args([
+            "sample", "--model", "logistic", "--chains", chains, "--train",
+        ])
+        .arg(&train)
+        .arg("--out")
+        .arg(&out);
+        if overwrite {
+            cmd.arg("--overwrite");
+        }
+        cmd.output().unwrap()
+    };
+    // An out holding only the user's own files is free.
+    let o = run("4", false);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let first = std::fs::read(out.join("draws.csv")).unwrap();
+    // A second run is refused by name and touches nothing.
+    let o = run("2", false);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("holds a previous run (chain_1.csv, chain_1.npy, chain_2.csv and 7 more)")
+            && err.contains("--overwrite"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(out.join("draws.csv")).unwrap(), first);
+    assert_eq!(summary(&out)["chains"].as_u64(), Some(4));
+    // With --overwrite: the second run's files, the user's own file, nothing of the first.
+    let o = run("2", true);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(
         final_files(&out),
         [

@@ -192,8 +192,10 @@ fn hostile_runs_end_in_a_warning_or_an_error_that_names_the_cause() {
     let dir = tempfile::tempdir().unwrap();
     let (train, _) = data_with_intercept(dir.path());
     let t = train.to_str().unwrap();
+    let runs = std::cell::Cell::new(0);
     let warned = |args: &[&str], want: &str| {
-        let out = dir.path().join("w");
+        runs.set(runs.get() + 1);
+        let out = dir.path().join(format!("w{}", runs.get()));
         let o = run(args, &out);
         let stdout = String::from_utf8_lossy(&o.stdout);
         assert!(
@@ -213,8 +215,11 @@ fn hostile_runs_end_in_a_warning_or_an_error_that_names_the_cause() {
         );
         // --strict turns the warnings into a failure.
         let mut strict = args.to_vec();
-        strict.push("--strict");
-        assert!(!run(&strict, &out).status.success(), "{args:?} --strict");
+        strict.extend(["--strict", "--overwrite"]);
+        let o = run(&strict, &out);
+        assert!(!o.status.success(), "{args:?} --strict");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("--strict: "), "{args:?}: {err}");
     };
     // A step far too large for the posterior.
     warned(

@@ -61,6 +61,32 @@ pub fn previous_run(dir: &Path) -> Vec<PathBuf> {
     found
 }
 
+/// Refuses `dir` when it holds a previous run, unless `overwrite`: the error names the
+/// run's files and `--overwrite`. With `overwrite` the run's files go later, in
+/// [`remove_previous`], and nothing else in `dir` is touched.
+pub fn refuse_previous(dir: &Path, found: &[PathBuf], overwrite: bool) -> Result<(), Error> {
+    if overwrite || found.is_empty() {
+        return Ok(());
+    }
+    let names: Vec<String> = found
+        .iter()
+        .take(3)
+        .map(|p| match p.strip_prefix(dir) {
+            Ok(rel) => rel.display().to_string(),
+            Err(_) => p.display().to_string(),
+        })
+        .collect();
+    let more = match found.len() {
+        n if n > 3 => format!(" and {} more", n - 3),
+        _ => String::new(),
+    };
+    Err(Error::Options(format!(
+        "--out {} holds a previous run ({}{more}): pass --overwrite to replace it (only the files sgld writes are removed), or choose another directory",
+        dir.display(),
+        names.join(", ")
+    )))
+}
+
 /// Removes a previous run's files from `dir` (only the files `sgld sample` writes).
 pub fn remove_previous(dir: &Path) -> Result<(), Error> {
     for p in previous_run(dir) {
@@ -95,6 +121,20 @@ mod tests {
         ] {
             assert!(!ours(n), "{n}");
         }
+        let dir = Path::new("/r");
+        let found: Vec<PathBuf> = ["summary.json", "draws.csv", "chain_1.csv", "chain_2.csv"]
+            .iter()
+            .map(|n| dir.join(n))
+            .collect();
+        assert!(refuse_previous(dir, &found, true).is_ok());
+        assert!(refuse_previous(dir, &[], false).is_ok());
+        let e = refuse_previous(dir, &found, false).unwrap_err().to_string();
+        assert!(
+            e.contains(
+                "--out /r holds a previous run (summary.json, draws.csv, chain_1.csv and 1 more)"
+            ) && e.contains("--overwrite"),
+            "{e}"
+        );
         assert_eq!(
             partial(Path::new("/a/b/draws.csv")),
             Path::new("/a/b/.draws.csv.partial")

@@ -75,6 +75,8 @@ pub fn sample_model(target: &Target<'_>, cfg: &SampleConfig) -> Result<Outcome, 
 impl Target<'_> {
     /// Samples the target with `options` as `sgld sample` does: writes draws.csv,
     /// summary.json and the per-chain files into `options.out` and returns the summary.
+    /// A previous run's files in `options.out` are replaced, as `sgld sample
+    /// --overwrite` replaces them (the command refuses such a directory without it).
     /// The same options and seed give the same files, byte for byte, as the command on
     /// the same model.
     pub fn sample(&self, options: &SampleOptions) -> Result<Outcome, Error> {
