@@ -305,7 +305,10 @@ fn min_ess(s: &Summary) -> f64 {
 fn ran_step(s: &Summary) -> String {
     let w = &s.warmup;
     if !w.adapted {
-        return s.step_size.clone();
+        return match s.step_size.parse::<StepSpec>() {
+            Ok(spec) => step_label(spec),
+            Err(_) => s.step_size.clone(),
+        };
     }
     let rows = if w.full_batch {
         "every row".to_string()
@@ -315,11 +318,13 @@ fn ran_step(s: &Summary) -> String {
     format!("auto: {} at {:.3e}, {rows}", w.sampler, w.step_size)
 }
 
-/// `const:EPS` with four significant digits.
+/// A schedule with four significant digits (summary.json keeps the exact numbers).
 fn step_label(step: StepSpec) -> String {
     match step {
         StepSpec::Const(e) => format!("const:{e:.3e}"),
-        other => other.to_string(),
+        StepSpec::Range { start, end, gamma } => format!("range:{start:.3e},{end:.3e},{gamma}"),
+        StepSpec::Poly { a, b, gamma } => format!("poly:{a:.3e},{b:.3e},{gamma}"),
+        StepSpec::Cyclical { max, cycles } => format!("cyclical:{max:.3e},{cycles}"),
     }
 }
 
@@ -557,6 +562,10 @@ mod tests {
             false,
             step_label(StepSpec::Const(1e-3)),
             "step 12 went non-finite".into(),
+        );
+        assert_eq!(
+            step_label("range:0.000020730945372648782,2e-7,0.55".parse().unwrap()),
+            "range:2.073e-5,2.000e-7,0.55"
         );
         let table = markdown(&[failed]);
         let line = table.lines().last().unwrap();
