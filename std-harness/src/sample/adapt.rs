@@ -88,14 +88,19 @@ pub struct Moments {
 }
 
 /// The moments of every chain's kept draws `from[c]..` (chain `c`) about their pooled
-/// mean, dense up to [`MAX_DENSE_METRIC`] parameters and the diagonal (in a `d × d`
-/// matrix's diagonal entries) above. `None` with fewer than two draws a chain.
-pub fn window_moments(chains: &[Chain], from: &[usize]) -> Result<Option<Moments>, String> {
+/// mean, to be judged against `metric`: dense up to [`MAX_DENSE_METRIC`] parameters or
+/// against a dense metric, the diagonal (in a `d × d` matrix's diagonal entries)
+/// otherwise. `None` with fewer than two draws a chain.
+pub fn window_moments(
+    chains: &[Chain],
+    from: &[usize],
+    metric: &MetricStore,
+) -> Result<Option<Moments>, String> {
     let Some(first) = chains.first() else {
         return Ok(None);
     };
     let d = first.theta.len();
-    let dense = d <= MAX_DENSE_METRIC;
+    let dense = d <= MAX_DENSE_METRIC || matches!(metric, MetricStore::Cholesky(_));
     let mut n = 0usize;
     let mut mean = vec![0.0f64; d];
     for (ch, &start) in chains.iter().zip(from) {
@@ -225,7 +230,7 @@ fn forward(l: &[f64], d: usize, b: &[f64]) -> Vec<f64> {
 pub const DENSE_DRAWS_PER_PARAM: usize = 50;
 
 /// A metric from the moments. With at least [`DENSE_DRAWS_PER_PARAM`] draws a parameter
-/// (and `d` ≤ [`MAX_DENSE_METRIC`]): their covariance, off-diagonals shrunk toward zero
+/// (and `d` ≤ [`MAX_DENSE_METRIC`] or a dense `base`): their covariance, off-diagonals shrunk toward zero
 /// by `5/(n+5)` as Stan regularises it. With fewer: `base` stretched along the axes it
 /// whitens to the draws' variances there (`L·diag(√wⱼ)` for `M = LLᵀ`), which few draws
 /// estimate well and which keeps the base's correlations: rescaling the marginal
@@ -239,7 +244,8 @@ pub fn metric_from(m: &Moments, base: &MetricStore) -> Option<MetricStore> {
         return None;
     }
     let n = m.n as f64;
-    if d <= MAX_DENSE_METRIC && m.n >= DENSE_DRAWS_PER_PARAM * d {
+    let dense = d <= MAX_DENSE_METRIC || matches!(base, MetricStore::Cholesky(_));
+    if dense && m.n >= DENSE_DRAWS_PER_PARAM * d {
         let shrink = n / (n + 5.0);
         let mut c = m.cov.clone();
         for i in 0..d {
@@ -319,7 +325,9 @@ mod tests {
     fn moments_pool_within_chains_and_disagreement_sees_a_wrong_metric() {
         let a = chain_of(&[[0.0, 0.0], [2.0, 2.0], [0.0, 2.0], [2.0, 0.0]]);
         let b = chain_of(&[[10.0, 0.0], [12.0, 2.0], [10.0, 2.0], [12.0, 0.0]]);
-        let m = window_moments(&[a, b], &[0, 0]).unwrap().unwrap();
+        let m = window_moments(&[a, b], &[0, 0], &MetricStore::Diagonal(vec![1.0; 2]))
+            .unwrap()
+            .unwrap();
         assert_eq!(m.n, 8);
         assert!((m.mean[0] - 6.0).abs() < 1e-12 && (m.mean[1] - 1.0).abs() < 1e-12);
         // x: deviations ±4, ±6 (four each) from 6: 208/7; y: ±1, 8/7; uncorrelated.

@@ -19,7 +19,7 @@ use super::blocks::{WARMUP_RHAT, sample_to_target};
 use super::chains::{self, Chain, Estimator, Sampled, SharedEstimator, Stretch};
 use super::diagnose;
 use super::exact;
-use super::mode::MetricStore;
+use super::mode::{MAX_DENSE_METRIC, MetricStore};
 use super::options::{SampleOptions, SamplerKind};
 use super::problem::ModelSync;
 use super::progress::Bars;
@@ -57,6 +57,14 @@ pub enum Shape {
     Kinked,
 }
 
+/// The Laplace approximation with a diagonal metric where `lap`'s is dense above
+/// [`MAX_DENSE_METRIC`]: with mini-batches a dense metric's `O(d²)` a step would cost
+/// more than the batch's gradient. Its marginal variances stay.
+fn for_mini_batches(lap: &Laplace) -> Option<Laplace> {
+    let dense = matches!(lap.metric, MetricStore::Cholesky(_));
+    (dense && lap.mode.theta.len() > MAX_DENSE_METRIC).then(|| lap.diagonal())
+}
+
 /// Runs the adapted warm-up and sampling: the exact path ([`exact::run`]) where the
 /// estimator is the whole data set and the target's `shape` allows, preconditioned
 /// SGLD otherwise.
@@ -72,12 +80,16 @@ pub fn run(
         // MALA asked for by name: the exact path, whatever the data's size.
         return exact::run(cfg, model, lap, starts, exact::Integrator::Mala, bars);
     }
-    let n = model.len();
-    let mode = &lap.mode.theta;
-    let (noise, choice) = measure(cfg, model, lap, shape, bars)?;
+    let (mut noise, mut choice) = measure(cfg, model, lap, shape, bars)?;
     if let Some(i) = exact_integrator(cfg, shape, choice) {
         return exact::run(cfg, model, lap, starts, i, bars);
     }
+    let diagonal = for_mini_batches(lap);
+    if let Some(diagonal) = &diagonal {
+        (noise, choice) = measure(cfg, model, diagonal, shape, bars)?;
+    }
+    let lap = diagonal.as_ref().unwrap_or(lap);
+    let mode = &lap.mode.theta;
     let centre = choice.cv.then_some(mode.as_slice());
     let mut cv_buf = Vec::new();
     let estimator = Estimator::new(model, centre, &mut cv_buf)?;
@@ -106,14 +118,7 @@ pub fn run(
     let (thin, sampled) = sample(&ula, &mut w)?;
     let seconds = started.elapsed().as_secs_f64();
     let sampling_seconds = sampling_started.elapsed().as_secs_f64();
-    let alpha = if failed(&w.chains) {
-        f64::NAN
-    } else if choice.full {
-        0.0
-    } else {
-        let lambda = ula.end_lambda(&w.metric, &w.chains)?;
-        warmup::alpha_at(w.eps, lambda, choice.batch, n, cfg.temperature)
-    };
+    let alpha = ula.end_alpha(&w)?;
     let warmup = WarmupSummary {
         alpha,
         bias_acceptance,
@@ -297,6 +302,25 @@ impl Ula<'_> {
         Ok(())
     }
 
+    /// α of eq. 10 at the end: NaN when a chain failed, 0 on the whole data set.
+    fn end_alpha(&self, w: &Warm) -> Result<f64, String> {
+        if failed(&w.chains) {
+            return Ok(f64::NAN);
+        }
+        if self.choice.full {
+            return Ok(0.0);
+        }
+        let lambda = self.end_lambda(&w.metric, &w.chains)?;
+        let n = self.model.len();
+        Ok(warmup::alpha_at(
+            w.eps,
+            lambda,
+            self.choice.batch,
+            n,
+            self.cfg.temperature,
+        ))
+    }
+
     /// The noise's `λ` at the chains' states (0 where the whole data set is taken: no
     /// gradient noise).
     fn end_lambda(&self, metric: &MetricStore, chains: &[Chain]) -> Result<f64, String> {
@@ -447,7 +471,7 @@ fn check_metric(
     if cfg.clip.is_some() || w.updates >= MAX_METRIC_UPDATES {
         return Ok(());
     }
-    let Some(m) = adapt::window_moments(&w.chains, from)? else {
+    let Some(m) = adapt::window_moments(&w.chains, from, &w.metric)? else {
         return Ok(());
     };
     if m.n < 4 * d.max(25) {

@@ -618,7 +618,7 @@ fn warm_up(
             judged_from.get_or_insert_with(|| from.clone());
             last_window = len;
             // The window's draws check the metric (or, once it came from draws, replace it).
-            if let Some(m) = adapt::window_moments(chains, &from)? {
+            if let Some(m) = adapt::window_moments(chains, &from, &w.metric)? {
                 let checked = len >= integrator.min_checked_window();
                 update_metric(&mut w, &m, lap, checked);
             }

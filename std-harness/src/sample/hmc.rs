@@ -82,7 +82,7 @@ impl Factor {
         match self {
             Factor::Dense { l, .. } => {
                 for (i, o) in out.iter_mut().enumerate() {
-                    *o = l[i * d..=i * d + i].iter().zip(x).map(|(a, b)| a * b).sum();
+                    *o = dot(&l[i * d..=i * d + i], x);
                 }
             }
             Factor::Diagonal { sqrt, .. } => {
@@ -125,6 +125,27 @@ impl Factor {
             Factor::Diagonal { m, .. } => out[j] += c * m[j],
         }
     }
+}
+
+/// `Σ aᵢbᵢ` over the shorter slice, in eight interleaved sums (which the compiler keeps
+/// in vector registers: a single running sum waits on each addition).
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut acc = [0.0f64; 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f64 = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    for (x, y) in ca.zip(cb) {
+        for k in 0..8 {
+            acc[k] += x[k] * y[k];
+        }
+    }
+    ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail
 }
 
 /// HMC on `model`'s whole data set with a metric, the kinks of a Laplace prior of
@@ -499,6 +520,20 @@ fn reject(mut info: MalaInfo) -> MalaInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The interleaved sums agree with one running sum, at every length's remainder.
+    #[test]
+    fn dot_matches_the_plain_sum() {
+        for n in [0, 1, 7, 8, 9, 31, 100] {
+            let a: Vec<f64> = (0..n).map(|i| (i as f64 * 0.37).sin()).collect();
+            let b: Vec<f64> = (0..n + 3).map(|i| 1.0 + (i as f64 * 0.11).cos()).collect();
+            let plain: f64 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+            assert!(
+                (dot(&a, &b) - plain).abs() <= 1e-12 * (1.0 + plain.abs()),
+                "{n}"
+            );
+        }
+    }
     use rand_core::SeedableRng;
     use sgld::models::Model;
     use sgld::noise::DefaultRng;

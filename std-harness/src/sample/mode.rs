@@ -13,8 +13,29 @@ use super::problem::ModelSync;
 /// Rows per chunk of a pass.
 const CHUNK: usize = 2048;
 
-/// Dense metrics up to this dimension; diagonal above.
+/// Dense metrics up to this dimension whatever the data; above it only where
+/// [`dense_laplace`] allows, and never on the mini-batch path (where a dense metric's
+/// `O(d²)` a step would cost more than the mini-batch's gradient). The Hessian by
+/// differences of gradients ([`hessian_precision`], `2d` full-data gradients) stops here.
 pub const MAX_DENSE_METRIC: usize = 256;
+
+/// Dense Laplace approximations up to this dimension, where [`dense_laplace`] allows.
+pub const MAX_DENSE_LAPLACE: usize = 1024;
+
+/// The most multiply-adds (`rows · d²`) the dense precision may take: about a second
+/// on one core, and at most 16 MB of partial sums alive ([`CHUNK`] rows each).
+const DENSE_WORK: usize = 4_000_000_000;
+
+/// Whether the Laplace approximation of `d` parameters summed over `rows` rows is dense:
+/// up to [`MAX_DENSE_METRIC`] always, and up to [`MAX_DENSE_LAPLACE`] where the
+/// precision's `rows · d²` work stays within [`DENSE_WORK`]. With correlated features the
+/// diagonal `1/Pⱼⱼ` understates the marginal variances many times over (a 5,000 × 400
+/// logistic regression: 22×), and the exact path's integrator then needs several times
+/// the gradients.
+pub fn dense_laplace(d: usize, rows: usize) -> bool {
+    d <= MAX_DENSE_METRIC
+        || (d <= MAX_DENSE_LAPLACE && rows.saturating_mul(d).saturating_mul(d) <= DENSE_WORK)
+}
 
 /// Rows of the subsample the mode search starts on and the precision is estimated from,
 /// when the data have at least four times as many.
@@ -74,6 +95,16 @@ impl Rows {
         } else {
             Self::all(n)
         }
+    }
+
+    /// How many rows.
+    pub fn len(&self) -> usize {
+        self.chunks.iter().map(Vec::len).sum()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.chunks.iter().all(Vec::is_empty)
     }
 
     /// Whether these are all the rows.
@@ -423,8 +454,8 @@ fn lbfgs(
 }
 
 /// The precision `P = Σᵢ gᵢgᵢᵀ + diag(prior)` at `theta` (`gᵢ = ∇log p(xᵢ|θ)`): the
-/// lower triangle of the `d × d` matrix (row-major) up to [`MAX_DENSE_METRIC`]
-/// parameters, its diagonal above. The sum is over the warm-up's subsample of rows
+/// lower triangle of the `d × d` matrix (row-major) where [`dense_laplace`] allows, its
+/// diagonal otherwise. The sum is over the warm-up's subsample of rows
 /// ([`Rows::warmup`]), scaled to all of them.
 pub fn precision(model: &dyn ModelSync, theta: &[f32], prior: &[f64]) -> Vec<f64> {
     precision_on(model, theta, prior, &Rows::warmup(model.len()))
@@ -433,7 +464,7 @@ pub fn precision(model: &dyn ModelSync, theta: &[f32], prior: &[f64]) -> Vec<f64
 /// [`precision`] with the sum over `rows`, scaled to all of them.
 fn precision_on(model: &dyn ModelSync, theta: &[f32], prior: &[f64], rows: &Rows) -> Vec<f64> {
     let d = model.dim();
-    let dense = d <= MAX_DENSE_METRIC;
+    let dense = dense_laplace(d, rows.len());
     let size = if dense { d * d } else { d };
     let parts: Vec<Vec<f64>> = rows
         .chunks
@@ -677,6 +708,17 @@ pub fn covariance(p: &[f64], d: usize) -> (MetricStore, Option<Vec<f32>>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Dense at any size of data up to 256 parameters; up to 1,024 where the precision's
+    /// `rows · d²` work is small; diagonal beyond.
+    #[test]
+    fn dense_where_the_work_is_small() {
+        assert!(dense_laplace(256, 10_000_000));
+        assert!(dense_laplace(401, 5_000) && dense_laplace(1_001, 2_000));
+        assert!(!dense_laplace(401, SUBSAMPLE_ROWS) && !dense_laplace(1_001, 4_000));
+        assert!(!dense_laplace(1_025, 10));
+        assert!(!dense_laplace(usize::MAX, usize::MAX));
+    }
 
     /// The covariance of a 2×2 precision is its inverse, factored.
     #[test]

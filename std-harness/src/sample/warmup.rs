@@ -37,6 +37,18 @@ pub struct Laplace {
 }
 
 impl Laplace {
+    /// The same approximation with a diagonal metric: its marginal variances `Mⱼⱼ`
+    /// (not `1/Pⱼⱼ`, which correlations shrink).
+    pub fn diagonal(&self) -> Laplace {
+        Laplace {
+            mode: self.mode.clone(),
+            metric: MetricStore::Diagonal(self.sds.iter().map(|s| (s * s) as f32).collect()),
+            precision_factor: None,
+            sds: self.sds.clone(),
+            max_precision: self.max_precision,
+        }
+    }
+
     /// The mode plus `spread` times a draw from the approximation: `θ̂ + spread·M^½ z`.
     pub fn draw(&self, rng: &mut DefaultRng, spread: f64) -> Vec<f32> {
         let mut z = vec![0.0f32; self.mode.theta.len()];
