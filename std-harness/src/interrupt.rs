@@ -1,7 +1,9 @@
 //! Stopping a run on SIGINT or SIGTERM (Ctrl-C, `timeout`, a batch scheduler): the first
 //! signal asks every chain to stop at its next block, after which the run writes what
 //! it drew (its `summary.json` saying `"complete": false` and why) and exits non-zero; a
-//! second signal exits at once, leaving only the temporary `.partial` files behind.
+//! second signal exits at once, leaving only the temporary `.partial` files behind. A
+//! signal within 100 ms of the first is the same one delivered twice (as `timeout`
+//! delivers it), not a second.
 //!
 //! The library never installs a handler: a program that embeds it keeps its own
 //! signals; the `sgld` command calls `install` (the `cli` feature).
@@ -16,12 +18,23 @@ pub const WHY: &str = "interrupted by a signal (SIGINT or SIGTERM)";
 /// The exit status of a run stopped at once by a second signal (128 + SIGINT).
 pub const EXIT_AT_ONCE: i32 = 130;
 
+/// A signal this soon after the first is the same request, not a second one: GNU
+/// `timeout` signals the command and then its whole process group, so the command gets
+/// its one signal twice within microseconds.
+#[cfg(feature = "cli")]
+const SAME_REQUEST: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// Installs the handler: the first signal sets the flag [`requested`] reads and says so
-/// on stderr; the second exits at once.
+/// on stderr; a second (more than 100 ms later) exits at once.
 #[cfg(feature = "cli")]
 pub fn install() -> Result<(), String> {
+    static FIRST: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
     ctrlc::set_handler(|| {
-        if REQUESTED.swap(true, Ordering::SeqCst) {
+        if FIRST.get().is_some_and(|t| t.elapsed() < SAME_REQUEST) {
+            return;
+        }
+        let first = *FIRST.get_or_init(std::time::Instant::now);
+        if REQUESTED.swap(true, Ordering::SeqCst) && first.elapsed() >= SAME_REQUEST {
             eprintln!("sgld: a second signal: exiting at once (only .partial files are left)");
             std::process::exit(EXIT_AT_ONCE);
         }

@@ -465,10 +465,49 @@ fn a_signal_stops_the_run_and_keeps_what_it_drew() {
     let out = dir.path().join("out-twice");
     let child = long_run(&train, &out);
     signal(&child, "INT");
-    std::thread::sleep(std::time::Duration::from_millis(2));
+    std::thread::sleep(std::time::Duration::from_millis(300));
     signal(&child, "INT");
     let o = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(130), "{err}");
     assert_eq!(final_files(&out), Vec::<String>::new());
+}
+
+/// `timeout -s INT` signals the command and then its process group: the one signal,
+/// delivered twice within microseconds, stops the run as one signal does.
+#[cfg(unix)]
+#[test]
+fn timeout_s_int_keeps_what_was_drawn() {
+    let has_timeout = std::process::Command::new("timeout")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(has_timeout, "GNU timeout (coreutils) is needed");
+    let dir = tempfile::tempdir().unwrap();
+    let train = dir.path().join("train.csv");
+    data(&train);
+    let out = dir.path().join("out");
+    let o = std::process::Command::new("timeout")
+        .args(["-s", "INT", "1", env!("CARGO_BIN_EXE_sgld")])
+        .args([
+            "sample",
+            "--model",
+            "logistic",
+            "--step-size",
+            "const:0.001",
+        ])
+        .args(["--steps", "50000000", "--thin", "1", "--train"])
+        .arg(&train)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(!err.contains("exiting at once"), "{err}");
+    let s = summary(&out);
+    assert_eq!(s["complete"], false);
+    let text = std::fs::read_to_string(out.join("draws.csv")).unwrap();
+    let rows = text.lines().count();
+    assert!(text.ends_with('\n') && rows > 1, "{rows} lines; {err}");
 }
