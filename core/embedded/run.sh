@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the online learner for a Cortex-M4F and for wasm32 + simd128, runs them (QEMU's
-# mps2-an386 and wasmtime) and prints what they measured. Installs what it needs:
+# Builds the online learner for a Cortex-M4F, a Cortex-M3 (no FPU) and wasm32 + simd128,
+# runs them (QEMU's mps2-an386 and mps2-an385, wasmtime) and prints what they measured
+# (the M3's lines prefixed `m3_`). Installs what it needs:
 # Debian's Rust 1.96 with its library source (rustup cannot add targets here, so `core`
 # is built from source with -Zbuild-std), LLVM 22's linkers, QEMU, binutils for ARM and
 # binaryen (wasm-opt);
@@ -30,6 +31,7 @@ fi
 export CARGO=/usr/bin/cargo RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1
 export CARGO_HOME="$here/target/cargo-home"
 export CARGO_TARGET_THUMBV7EM_NONE_EABIHF_LINKER=/usr/lib/llvm-22/bin/ld.lld
+export CARGO_TARGET_THUMBV7M_NONE_EABI_LINKER=/usr/lib/llvm-22/bin/ld.lld
 export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER=/usr/lib/llvm-22/bin/wasm-ld
 unset RUSTFLAGS CARGO_TARGET_DIR CARGO_BUILD_TARGET RUSTUP_TOOLCHAIN
 mkdir -p target
@@ -48,6 +50,7 @@ build() {
   fi
 }
 build thumbv7em-none-eabihf -p sgld-cortex-m4
+build thumbv7m-none-eabi -p sgld-cortex-m4
 build wasm32-unknown-unknown -p sgld-wasm
 
 m4=target/thumbv7em-none-eabihf/release
@@ -65,10 +68,23 @@ cat target/learner.out
 
 # Flash: code and read-only data above the baseline image (the same stream, counters and
 # output without sgld). Static memory: everything in .data and .bss.
-section() { arm-none-eabi-size -A "$m4/$1" | awk -v s="$2" '$1 == s { print $2 }'; }
+section() { arm-none-eabi-size -A "$1" | awk -v s="$2" '$1 == s { print $2 }'; }
 flash() { echo $(( $(section "$1" .text) + $(section "$1" .rodata) + $(section "$1" .data) )); }
-echo "flash_bytes: $(( $(flash learner) - $(flash baseline) ))"
-echo "static_bytes: $(( $(section learner .data) + $(section learner .bss) ))"
+echo "flash_bytes: $(( $(flash $m4/learner) - $(flash $m4/baseline) ))"
+echo "static_bytes: $(( $(section $m4/learner .data) + $(section $m4/learner .bss) ))"
+
+# The same firmware on a Cortex-M3 (mps2-an385): f32 in software.
+m3=target/thumbv7m-none-eabi/release
+if ! timeout 900 qemu-system-arm -M mps2-an385 -cpu cortex-m3 -nographic \
+    -semihosting-config enable=on,target=native -icount shift=0 -kernel "$m3/learner" \
+    >target/learner-m3.out; then
+  cat target/learner-m3.out
+  echo "embedded: the Cortex-M3 run failed (or its accuracy is below 0.89)" >&2
+  exit 1
+fi
+head -1 target/learner-m3.out
+sed -n 's/^\(accuracy\|instructions_per_example\|stack_bytes\): /m3_\1: /p' target/learner-m3.out
+echo "m3_flash_bytes: $(( $(flash $m3/learner) - $(flash $m3/baseline) ))"
 
 arm-none-eabi-objdump -d --no-show-raw-insn "$m4/learner" >target/learner.dis
 python3 softfloat.py target/learner.dis
