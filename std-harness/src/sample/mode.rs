@@ -28,7 +28,7 @@ const DENSE_WORK: usize = 4_000_000_000;
 
 /// Whether the Laplace approximation of `d` parameters summed over `rows` rows is dense:
 /// up to [`MAX_DENSE_METRIC`] always, and up to [`MAX_DENSE_LAPLACE`] where the
-/// precision's `rows · d²` work stays within [`DENSE_WORK`]. With correlated features the
+/// precision's `rows · d²` work stays within 4·10⁹ multiply-adds. With correlated features the
 /// diagonal `1/Pⱼⱼ` understates the marginal variances many times over (a 5,000 × 400
 /// logistic regression: 22×), and the exact path's integrator then needs several times
 /// the gradients.
