@@ -43,15 +43,36 @@ impl Laplace {
         Ok(Self { scale })
     }
 
-    /// `−sign(θⱼ)/b` (0 at `θⱼ = 0` and for NaN).
+    /// `−sign(θⱼ)/b` (0 at `θⱼ = 0` and for NaN). Without an FPU a float compare is a
+    /// library call, and the sign is read from the bits instead.
     #[inline(always)]
     fn grad_at(inv: f32, t: f32) -> f32 {
+        if cfg!(sgld_soft_float) {
+            return Self::grad_from_bits(inv, t);
+        }
         if t > 0.0 {
             -inv
         } else if t < 0.0 {
             inv
         } else {
             0.0
+        }
+    }
+}
+
+impl Laplace {
+    /// [`Laplace::grad_at`] by integer tests of `t`'s bits: its sign bit, and a
+    /// magnitude of 0 (±0) or above infinity's (NaN).
+    #[inline(always)]
+    fn grad_from_bits(inv: f32, t: f32) -> f32 {
+        let bits = t.to_bits();
+        let magnitude = bits & 0x7fff_ffff;
+        if magnitude == 0 || magnitude > 0x7f80_0000 {
+            0.0
+        } else if bits >> 31 == 0 {
+            -inv
+        } else {
+            inv
         }
     }
 }
@@ -144,5 +165,46 @@ impl Prior for Flat {
     fn add_grad(&self, _theta: &[f32], _grad: &mut [f32]) {}
     fn log_density(&self, _theta: &[f32]) -> f64 {
         0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The bits give what the float compares give, at every kind of value.
+    #[test]
+    fn the_sign_from_the_bits_is_the_compare() {
+        let inv = 0.5f32;
+        let by_compare = |t: f32| {
+            if t > 0.0 {
+                -inv
+            } else if t < 0.0 {
+                inv
+            } else {
+                0.0
+            }
+        };
+        let values = [
+            0.0,
+            -0.0,
+            f32::from_bits(1),
+            -f32::from_bits(1),
+            f32::MIN_POSITIVE,
+            1.0,
+            -1.0,
+            f32::MAX,
+            f32::MIN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            -f32::NAN,
+            f32::from_bits(0x7f80_0001),
+        ];
+        for t in values {
+            let (a, b) = (Laplace::grad_from_bits(inv, t), by_compare(t));
+            assert_eq!(a.to_bits(), b.to_bits(), "{t}");
+            assert_eq!(Laplace::grad_at(inv, t).to_bits(), b.to_bits(), "{t}");
+        }
     }
 }
