@@ -183,6 +183,26 @@ pub fn langevin_step_checked(
     check
 }
 
+/// [`langevin_step_checked`] without its sums: `θᵢ ← θᵢ + h·gᵢ + s·ηᵢ`, the old `θᵢ`
+/// into `ηᵢ`; returns whether every new `θᵢ` is finite, tested on its bits (an exponent
+/// below all ones), which costs integer work where f32 compares are library calls.
+pub fn langevin_step_finite(
+    theta: &mut [f32],
+    grad: &[f32],
+    noise: &mut [f32],
+    h: f32,
+    s: f32,
+) -> bool {
+    let mut finite = true;
+    for ((t, &g), e) in theta.iter_mut().zip(grad).zip(noise.iter_mut()) {
+        let old = *t;
+        *t = old + h * g + s * *e;
+        *e = old;
+        finite &= (t.to_bits() & 0x7fff_ffff) < 0x7f80_0000;
+    }
+    finite
+}
+
 /// `θ ← θ + h·M·g + s·M^½·η` with diagonal `M` (eq. 9).
 pub fn langevin_update_precond(
     theta: &mut [f32],

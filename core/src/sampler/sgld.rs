@@ -21,10 +21,11 @@ use crate::noise::fill_normal;
 pub struct StepInfo {
     /// The step size `ε` used.
     pub step_size: f32,
-    /// `‖ĝ(θ)‖₂`, the norm of the gradient estimate.
+    /// `‖ĝ(θ)‖₂`, the norm of the gradient estimate (NaN from a sampler built
+    /// [`without_norms`](Sgld::without_norms), unless it clips).
     pub grad_norm: f32,
     /// `‖√ε·η‖₂`, the norm of the injected noise (0 when a clipping chain refused a
-    /// non-finite gradient before drawing it).
+    /// non-finite gradient before drawing it; NaN without norms).
     pub noise_norm: f32,
     /// True when the gradient estimate or the proposed position was not finite; θ was
     /// then left unchanged, so nothing non-finite reaches the chain.
@@ -160,6 +161,8 @@ impl SgldState<'_> {
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Sgld {
     opts: Options,
+    /// Whether the steps skip the norms of [`StepInfo`].
+    skip_norms: bool,
 }
 
 common_options!(impl [] Sgld);
@@ -169,7 +172,27 @@ impl Sgld {
     pub const fn new() -> Self {
         Self {
             opts: Options::new(),
+            skip_norms: false,
         }
+    }
+
+    /// The same sampler without the step's norms: [`StepInfo::grad_norm`] and
+    /// [`StepInfo::noise_norm`] are NaN (unless clipping measures the gradient's), and
+    /// the step saves their two sums of squares, a tenth of a step's work on a core
+    /// without an FPU. The finiteness check stays.
+    ///
+    /// ```
+    /// let s = sgld::Sgld::new().without_norms();
+    /// assert!(!s.norms());
+    /// ```
+    pub const fn without_norms(mut self) -> Self {
+        self.skip_norms = true;
+        self
+    }
+
+    /// Whether the steps report the norms (true unless [`without_norms`](Self::without_norms)).
+    pub const fn norms(&self) -> bool {
+        !self.skip_norms
     }
 
     /// Scratch floats a chain of dimension `dim` needs: a gradient and a noise buffer.
@@ -314,12 +337,21 @@ impl Sgld {
                 }
             }
         };
-        let check = imp::langevin_step_checked(theta, grad, noise, 0.5 * eps, scale);
-        if clip.is_none() {
-            info.grad_norm = crate::math::sqrt(check.grad_sq);
-        }
-        info.noise_norm = scale * crate::math::sqrt(check.noise_sq);
-        if !check.finite {
+        let finite = if self.skip_norms {
+            if clip.is_none() {
+                info.grad_norm = f32::NAN;
+            }
+            info.noise_norm = f32::NAN;
+            crate::kernels::reference::langevin_step_finite(theta, grad, noise, 0.5 * eps, scale)
+        } else {
+            let check = imp::langevin_step_checked(theta, grad, noise, 0.5 * eps, scale);
+            if clip.is_none() {
+                info.grad_norm = crate::math::sqrt(check.grad_sq);
+            }
+            info.noise_norm = scale * crate::math::sqrt(check.noise_sq);
+            check.finite
+        };
+        if !finite {
             crate::kernels::copy(theta, noise);
             info.non_finite = true;
         }
@@ -357,5 +389,52 @@ impl Sampler for Sgld {
         R: Rng + ?Sized,
     {
         self.step(state, estimator, batch, eps, rng)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The same gradient `g` everywhere, on three parameters.
+    struct Fixed(f32);
+
+    impl GradientEstimator for Fixed {
+        fn dim(&self) -> usize {
+            3
+        }
+        fn n_data(&self) -> usize {
+            1
+        }
+        fn estimate(&self, _: &[f32], _: &[usize], grad: &mut [f32]) {
+            grad.fill(self.0);
+        }
+    }
+
+    /// Without norms the chain moves as with them (to rounding: the checked kernel may
+    /// fuse its multiply-adds), reports NaN norms, and still refuses a non-finite step.
+    #[test]
+    fn without_norms_the_chain_is_the_same_and_still_checked() {
+        let (with, without) = (Sgld::new(), Sgld::new().without_norms());
+        let (mut ta, mut tb) = ([0.5f32, -1.0, 2.0], [0.5f32, -1.0, 2.0]);
+        let (mut sa, mut sb) = ([0.0f32; 6], [0.0f32; 6]);
+        let mut a = Sgld::init(&mut ta, &mut sa).unwrap();
+        let mut b = Sgld::init(&mut tb, &mut sb).unwrap();
+        let (mut ra, mut rb) = (crate::noise::default_rng(9), crate::noise::default_rng(9));
+        for _ in 0..50 {
+            let ia = with.step(&mut a, &Fixed(-0.3), &[0], 1e-2, &mut ra).unwrap();
+            let ib = without.step(&mut b, &Fixed(-0.3), &[0], 1e-2, &mut rb).unwrap();
+            assert!(ia.grad_norm.is_finite() && ia.noise_norm.is_finite());
+            assert!(ib.grad_norm.is_nan() && ib.noise_norm.is_nan() && !ib.non_finite);
+        }
+        for (x, y) in a.theta().iter().zip(b.theta()) {
+            assert!((x - y).abs() <= 1e-5 * (1.0 + x.abs()), "{x} vs {y}");
+        }
+        let before = [b.theta()[0], b.theta()[1], b.theta()[2]];
+        let info = without
+            .step(&mut b, &Fixed(f32::INFINITY), &[0], 1e-2, &mut rb)
+            .unwrap();
+        assert!(info.non_finite);
+        assert_eq!(b.theta(), before);
     }
 }
