@@ -422,8 +422,12 @@ mod tests {
         let mut b = Sgld::init(&mut tb, &mut sb).unwrap();
         let (mut ra, mut rb) = (crate::noise::default_rng(9), crate::noise::default_rng(9));
         for _ in 0..50 {
-            let ia = with.step(&mut a, &Fixed(-0.3), &[0], 1e-2, &mut ra).unwrap();
-            let ib = without.step(&mut b, &Fixed(-0.3), &[0], 1e-2, &mut rb).unwrap();
+            let ia = with
+                .step(&mut a, &Fixed(-0.3), &[0], 1e-2, &mut ra)
+                .unwrap();
+            let ib = without
+                .step(&mut b, &Fixed(-0.3), &[0], 1e-2, &mut rb)
+                .unwrap();
             assert!(ia.grad_norm.is_finite() && ia.noise_norm.is_finite());
             assert!(ib.grad_norm.is_nan() && ib.noise_norm.is_nan() && !ib.non_finite);
         }
