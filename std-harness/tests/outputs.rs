@@ -488,7 +488,7 @@ fn timeout_s_int_keeps_what_was_drawn() {
     data(&train);
     let out = dir.path().join("out");
     let o = std::process::Command::new("timeout")
-        .args(["-s", "INT", "1", env!("CARGO_BIN_EXE_sgld")])
+        .args(["-s", "INT", "3", env!("CARGO_BIN_EXE_sgld")])
         .args([
             "sample",
             "--model",
@@ -496,7 +496,7 @@ fn timeout_s_int_keeps_what_was_drawn() {
             "--step-size",
             "const:0.001",
         ])
-        .args(["--steps", "50000000", "--thin", "1", "--train"])
+        .args(["--steps", "50000000", "--thin", "100", "--train"])
         .arg(&train)
         .arg("--out")
         .arg(&out)
