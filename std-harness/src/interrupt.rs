@@ -30,14 +30,15 @@ const SAME_REQUEST: std::time::Duration = std::time::Duration::from_millis(100);
 pub fn install() -> Result<(), String> {
     static FIRST: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
     ctrlc::set_handler(|| {
-        if FIRST.get().is_some_and(|t| t.elapsed() < SAME_REQUEST) {
-            return;
-        }
-        let first = *FIRST.get_or_init(std::time::Instant::now);
-        if REQUESTED.swap(true, Ordering::SeqCst) && first.elapsed() >= SAME_REQUEST {
+        if let Some(first) = FIRST.get() {
+            if first.elapsed() < SAME_REQUEST {
+                return;
+            }
             eprintln!("sgld: a second signal: exiting at once (only .partial files are left)");
             std::process::exit(EXIT_AT_ONCE);
         }
+        let _ = FIRST.set(std::time::Instant::now());
+        REQUESTED.store(true, Ordering::SeqCst);
         eprintln!(
             "sgld: stopping at the next block and writing what was drawn (a second signal exits at once)"
         );

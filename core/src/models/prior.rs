@@ -48,8 +48,15 @@ impl Laplace {
     #[inline(always)]
     fn grad_at(inv: f32, t: f32) -> f32 {
         if cfg!(sgld_soft_float) {
-            return Self::grad_from_bits(inv, t);
+            Self::grad_from_bits(inv, t)
+        } else {
+            Self::grad_by_compare(inv, t)
         }
+    }
+
+    /// [`Laplace::grad_at`] by float compares.
+    #[inline(always)]
+    fn grad_by_compare(inv: f32, t: f32) -> f32 {
         if t > 0.0 {
             -inv
         } else if t < 0.0 {
@@ -176,15 +183,6 @@ mod tests {
     #[test]
     fn the_sign_from_the_bits_is_the_compare() {
         let inv = 0.5f32;
-        let by_compare = |t: f32| {
-            if t > 0.0 {
-                -inv
-            } else if t < 0.0 {
-                inv
-            } else {
-                0.0
-            }
-        };
         let values = [
             0.0,
             -0.0,
@@ -202,7 +200,10 @@ mod tests {
             f32::from_bits(0x7f80_0001),
         ];
         for t in values {
-            let (a, b) = (Laplace::grad_from_bits(inv, t), by_compare(t));
+            let (a, b) = (
+                Laplace::grad_from_bits(inv, t),
+                Laplace::grad_by_compare(inv, t),
+            );
             assert_eq!(a.to_bits(), b.to_bits(), "{t}");
             assert_eq!(Laplace::grad_at(inv, t).to_bits(), b.to_bits(), "{t}");
         }
