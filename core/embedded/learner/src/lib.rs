@@ -120,6 +120,11 @@ impl<'a> Device<'a> {
         self.learner.moments().mean(j)
     }
 
+    /// Writes every parameter's posterior mean so far into `out` (length [`D`]).
+    pub fn means_into(&self, out: &mut [f32]) -> Result<(), Error> {
+        self.learner.moments().means_into(out)
+    }
+
     /// Correct predictions of the posterior mean on `n` examples of `stream`.
     pub fn correct(&self, stream: &mut Stream, n: u32) -> Result<u32, Error> {
         let mut mean = [0.0f32; D];
