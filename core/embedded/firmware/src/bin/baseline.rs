@@ -4,17 +4,16 @@
 #![no_std]
 #![no_main]
 
-use cortex_m_rt::entry;
 use sgld::online::Example;
-use sgld_cortex_m4::{Counter, exit, hprintln, peak_stack};
 use sgld_embedded_learner::{STREAM, Stream};
+use sgld_firmware::{CORE, Counter, entry, exit, hprintln, paint_stack, peak_stack};
 
 #[entry]
 fn main() -> ! {
-    let Some(peripherals) = cortex_m::Peripherals::take() else {
+    paint_stack();
+    let Some(counter) = Counter::start() else {
         exit(2)
     };
-    let counter = Counter::start(peripherals.SYST);
     let mut stream = Stream::training();
     let t0 = counter.instructions();
     let mut labels = 0i64;
@@ -25,7 +24,13 @@ fn main() -> ! {
         }
     }
     let t1 = counter.instructions();
-    hprintln!("baseline: label sum {}, {} instructions", labels, t1 - t0);
+    // The learner's report formats a string, integers and the core's name as this does.
+    hprintln!(
+        "baseline on {}: label sum {}, {} instructions",
+        CORE,
+        labels,
+        t1 - t0
+    );
     hprintln!("stack_bytes: {}", peak_stack());
     exit(0)
 }

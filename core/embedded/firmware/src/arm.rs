@@ -1,16 +1,20 @@
-//! What the two firmware images share: an instruction counter on SysTick, the peak of a
-//! painted stack, semihosting output and the panic handler. `learner` runs the online
-//! learner; `baseline` runs the same stream and measurements without sgld, so that the
-//! difference of their sizes is what sgld adds.
-
-#![no_std]
+//! Cortex-M: the instruction counter on SysTick, the stack that `cortex-m-rt` paints at
+//! reset, semihosting and the panic handler.
 
 use core::sync::atomic::{AtomicU32, Ordering};
 
 use cortex_m::peripheral::SYST;
 use cortex_m::peripheral::syst::SystClkSource;
+pub use cortex_m_rt::entry;
 use cortex_m_rt::exception;
 pub use cortex_m_semihosting::hprintln;
+
+/// The core, for the report's first line.
+pub const CORE: &str = if cfg!(target_abi = "eabihf") {
+    "a Cortex-M4F"
+} else {
+    "a Cortex-M3 (no FPU)"
+};
 
 /// SysTick's reload value: its counter is 24 bits wide.
 const RELOAD: u32 = 0x00ff_ffff;
@@ -32,8 +36,10 @@ pub struct Counter {
 }
 
 impl Counter {
-    /// Starts SysTick on the core clock, wrapping every 2²⁴ ticks.
-    pub fn start(mut syst: SYST) -> Self {
+    /// Starts SysTick on the core clock, wrapping every 2²⁴ ticks; `None` when its
+    /// peripherals were taken already.
+    pub fn start() -> Option<Self> {
+        let mut syst = cortex_m::Peripherals::take()?.SYST;
         syst.set_clock_source(SystClkSource::Core);
         syst.set_reload(RELOAD);
         syst.clear_current();
@@ -41,7 +47,7 @@ impl Counter {
         syst.enable_counter();
         // The count is 0 until the first tick loads the reload value.
         while SYST::get_current() == 0 {}
-        Self { _syst: syst }
+        Some(Self { _syst: syst })
     }
 
     /// Instructions since [`start`](Self::start).
@@ -65,41 +71,28 @@ unsafe extern "C" {
     static _stack_start: u32;
 }
 
+/// Nothing to do: cortex-m-rt's `paint-stack` painted the stack at reset.
+pub fn paint_stack() {}
+
 /// The deepest the stack has been since reset, in bytes: cortex-m-rt's `paint-stack`
 /// filled the whole stack region with `0xCCCC_CCCC` before `main`; the first word from
 /// the bottom that is no longer the pattern marks the peak.
 pub fn peak_stack() -> usize {
-    let bottom = &raw const _stack_end as usize;
-    let top = &raw const _stack_start as usize;
-    let mut addr = bottom;
-    while addr < top {
-        // SAFETY: `addr` is word-aligned and within the stack region the linker script
-        // reserved, below the current stack pointer's frames or inside them; reading it
-        // has no side effect, and volatile keeps the read from being elided.
-        let word = unsafe { core::ptr::read_volatile(addr as *const u32) };
-        if word != 0xCCCC_CCCC {
-            break;
-        }
-        addr += 4;
+    // SAFETY: the linker script's stack region: word-aligned, readable RAM.
+    unsafe {
+        crate::painted_depth(
+            &raw const _stack_end as usize,
+            &raw const _stack_start as usize,
+        )
     }
-    top - addr
 }
 
-/// Ends the program under QEMU with `code` (0 success).
-pub fn exit(code: i32) -> ! {
-    if code == 0 {
-        cortex_m_semihosting::debug::exit(cortex_m_semihosting::debug::EXIT_SUCCESS);
+/// Tells QEMU to exit, successfully or not.
+pub(crate) fn semihosting_exit(success: bool) {
+    use cortex_m_semihosting::debug;
+    debug::exit(if success {
+        debug::EXIT_SUCCESS
     } else {
-        cortex_m_semihosting::debug::exit(cortex_m_semihosting::debug::EXIT_FAILURE);
-    }
-    #[allow(clippy::empty_loop)]
-    loop {}
-}
-
-/// The core never panics (its fuzz targets check it); should anything else, say so and
-/// stop. Printing the `PanicInfo` would link about 2 KiB of formatting code.
-#[panic_handler]
-fn panic(_: &core::panic::PanicInfo) -> ! {
-    hprintln!("panic");
-    exit(101)
+        debug::EXIT_FAILURE
+    });
 }

@@ -1,4 +1,5 @@
-//! The online learner on a Cortex-M4F (or, built for `thumbv7m-none-eabi`, a Cortex-M3):
+//! The online learner on a Cortex-M4F (or, built for `thumbv7m-none-eabi`, a Cortex-M3;
+//! for `riscv32imac-unknown-none-elf`, an RV32IMAC core):
 //! 30,000 examples of an a9a-shaped stream, one SGLD
 //! step each, then the posterior mean's accuracy on 5,000 held-out examples. Its buffers
 //! (the 6 KiB window among them) are a `static`; the stack holds only call frames.
@@ -9,9 +10,8 @@
 #![no_std]
 #![no_main]
 
-use cortex_m_rt::entry;
-use sgld_cortex_m4::{Counter, exit, hprintln, peak_stack};
 use sgld_embedded_learner::{Buffers, Device, HELD_OUT, STREAM, Stream};
+use sgld_firmware::{CORE, Counter, entry, exit, hprintln, paint_stack, peak_stack};
 use static_cell::ConstStaticCell;
 
 /// The learner's memory, in `.bss`.
@@ -19,10 +19,10 @@ static BUFFERS: ConstStaticCell<Buffers> = ConstStaticCell::new(Buffers::new());
 
 #[entry]
 fn main() -> ! {
-    let Some(peripherals) = cortex_m::Peripherals::take() else {
+    paint_stack();
+    let Some(counter) = Counter::start() else {
         exit(2)
     };
-    let counter = Counter::start(peripherals.SYST);
     if !sqrt_matches_libm() {
         hprintln!("error: the hardware square root disagrees with libm");
         exit(4)
@@ -54,15 +54,9 @@ fn main() -> ! {
         exit(3)
     };
     let permille = correct * 1000 / HELD_OUT;
-    // The same source on a Cortex-M3, whose f32 arithmetic is in software.
-    let core = if cfg!(target_abi = "eabihf") {
-        "a Cortex-M4F"
-    } else {
-        "a Cortex-M3 (no FPU)"
-    };
     hprintln!(
         "online SGLD on {}: d = 124, batch 10, window 256, {} examples, f32 throughout",
-        core,
+        CORE,
         STREAM
     );
     hprintln!("accuracy: {}.{:03}", permille / 1000, permille % 1000);
