@@ -61,8 +61,11 @@ build thumbv7em-none-eabihf -p sgld-firmware -p sgld-c
 build thumbv7m-none-eabi -p sgld-firmware -p sgld-c
 build riscv32imac-unknown-none-elf -p sgld-firmware
 build wasm32-unknown-unknown -p sgld-wasm
-# The C functions on the host: their refusals, and the Rust learner's posterior exactly.
-if ! /usr/bin/cargo test --release --locked -p sgld-c >target/test-sgld-c.log 2>&1; then
+# The C functions on the host: their refusals, and the Rust learner's posterior exactly;
+# again with the fixed-point learner a core without an FPU gets (`sgld_soft_float`).
+if ! /usr/bin/cargo test --release --locked -p sgld-c >target/test-sgld-c.log 2>&1 ||
+   ! RUSTFLAGS="--cfg sgld_soft_float" CARGO_TARGET_DIR=target/host-soft-float \
+     /usr/bin/cargo test --release --locked -p sgld-c >>target/test-sgld-c.log 2>&1; then
   cat target/test-sgld-c.log >&2
   echo "embedded: the C interface's tests failed" >&2
   exit 1

@@ -9,22 +9,36 @@
 
 use rand_core::Rng;
 use sgld::noise::{
-    DefaultRng, default_rng, fill_normal, fill_normal_lanes, fill_normal_polynomial,
-    fill_normal_simd, fill_normal_ziggurat, reference,
+    DefaultRng, NORMAL_FRAC, default_rng, fill_normal, fill_normal_fixed, fill_normal_lanes,
+    fill_normal_polynomial, fill_normal_simd, fill_normal_ziggurat, reference,
 };
 
 const N: usize = 10_000_000;
 const SEED: u64 = 0x5EED_2011;
 
 /// The fills checked: what [`fill_normal`] runs here, the table-free arithmetic it runs
-/// on targets without a vector permute (wasm32), and the ziggurat it runs on targets
-/// without an FPU, which this one can run too.
+/// on targets without a vector permute (wasm32), the ziggurat it runs on targets
+/// without an FPU, which this one can run too, and the ziggurat's fixed-point normals
+/// (the fixed-point learner's noise) read back as f32.
 type Fill = fn(&mut DefaultRng, &mut [f32]);
-const FILLS: [(&str, Fill); 3] = [
+const FILLS: [(&str, Fill); 4] = [
     ("fill_normal", fill_normal),
     ("fill_normal_polynomial", fill_normal_polynomial),
     ("fill_normal_ziggurat", fill_normal_ziggurat),
+    ("fill_normal_fixed", fill_normal_fixed_as_f32),
 ];
+
+/// [`fill_normal_fixed`]'s Q4.27 normals, rounded to f32.
+fn fill_normal_fixed_as_f32(rng: &mut DefaultRng, out: &mut [f32]) {
+    let mut q = [0i32; 1024];
+    for chunk in out.chunks_mut(q.len()) {
+        let q = &mut q[..chunk.len()];
+        fill_normal_fixed(rng, q);
+        for (o, &v) in chunk.iter_mut().zip(q.iter()) {
+            *o = v as f32 / (1u32 << NORMAL_FRAC) as f32;
+        }
+    }
+}
 
 fn draws(fill: Fill) -> Vec<f32> {
     let mut z = vec![0.0f32; N];

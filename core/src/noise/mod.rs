@@ -52,7 +52,8 @@ use crate::rng::CacheLines;
 mod ziggurat;
 use wide::bytemuck::cast;
 use wide::{f32x16, i32x16, u32x16, u64x8};
-pub use ziggurat::fill_normal_ziggurat;
+pub(crate) use ziggurat::normal_fixed;
+pub use ziggurat::{NORMAL_FRAC, fill_normal_fixed, fill_normal_ziggurat};
 
 /// The default generator: eight xoshiro256++ streams advanced together
 /// ([`crate::rng::Xoshiro256x8`]), so a block of words costs one pass of vector

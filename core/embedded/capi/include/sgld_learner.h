@@ -48,7 +48,8 @@ extern "C" {
 /* Active feature indices one example may have, the bias's included. */
 #define SGLD_LEARNER_MAX_ACTIVE 16
 
-/* Bytes of one learner, on 32-bit and on 64-bit targets. */
+/* Bytes of one learner, on 32-bit and on 64-bit targets (the f32 learner's size; the
+ * fixed-point learner of a core without an FPU needs less). */
 #if UINTPTR_MAX == 0xffffffffu
 #define SGLD_LEARNER_BYTES 9808
 #else

@@ -10,7 +10,7 @@
 #![no_std]
 #![no_main]
 
-use sgld_embedded_learner::{Buffers, Device, HELD_OUT, STREAM, Stream};
+use sgld_embedded_learner::{ARITHMETIC, Buffers, Device, HELD_OUT, STREAM, Stream};
 use sgld_firmware::{CORE, Counter, entry, exit, hprintln, paint_stack, peak_stack};
 use static_cell::ConstStaticCell;
 
@@ -55,9 +55,10 @@ fn main() -> ! {
     };
     let permille = correct * 1000 / HELD_OUT;
     hprintln!(
-        "online SGLD on {}: d = 124, batch 10, window 256, {} examples, f32 throughout",
+        "online SGLD on {}: d = 124, batch 10, window 256, {} examples, {}",
         CORE,
-        STREAM
+        STREAM,
+        ARITHMETIC
     );
     hprintln!("accuracy: {}.{:03}", permille / 1000, permille % 1000);
     hprintln!("instructions_per_example: {}", per_example);

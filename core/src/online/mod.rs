@@ -10,7 +10,12 @@
 //! for the stream (exact when the stream is stationary).
 //!
 //! Models: logistic regression on dense rows ([`DenseExample`]) or on sparse binary rows
-//! ([`SparseBinaryExample`], at most `K` indices).
+//! ([`SparseBinaryExample`], at most `K` indices). For a core without an FPU,
+//! [`FixedSgld`] runs the sparse binary model in fixed point.
+
+pub mod fixed;
+
+pub use fixed::{FixedPrior, FixedSgld};
 
 use heapless::Deque;
 use rand_core::Rng;
