@@ -27,7 +27,7 @@
 
 use rand_core::Rng;
 
-use super::{Example, Examples, SparseBinaryExample};
+use super::{Example, Examples, SparseBinaryExample, Window, nth};
 use crate::Error;
 use crate::error::check_step_size_f32;
 use crate::gradient::sample_batch;
@@ -245,13 +245,12 @@ fn saturate(v: i64) -> (i32, bool) {
 /// ```
 #[derive(Debug)]
 pub struct FixedSgld<'a, const K: usize, I, S, const CAP: usize, const B: usize> {
-    examples: &'a mut Examples<SparseBinaryExample<K, I>, CAP>,
+    /// The examples, the count seen and the prior.
+    window: Window<'a, SparseBinaryExample<K, I>, FixedPrior, CAP>,
     theta: &'a mut [i32],
     mean: &'a mut [i32],
-    prior: FixedPrior,
     schedule: S,
     burn_in: u64,
-    seen: u64,
     /// Σ εₜ over the estimate's draws.
     weight: f32,
     /// Draws in the estimate.
@@ -287,16 +286,13 @@ impl<'a, const K: usize, I: SparseIndex, S: Schedule, const CAP: usize, const B:
                 what: "window capacity",
             });
         }
-        examples.clear();
         mean.fill(0);
         Ok(Self {
-            examples,
+            window: Window::new(examples, theta.len(), prior),
             theta,
             mean,
-            prior,
             schedule,
             burn_in,
-            seen: 0,
             weight: 0.0,
             count: 0,
             batch: [0; B],
@@ -314,16 +310,10 @@ impl<'a, const K: usize, I: SparseIndex, S: Schedule, const CAP: usize, const B:
         example: SparseBinaryExample<K, I>,
         rng: &mut R,
     ) -> Result<StepInfo, Error> {
-        example.check(self.theta.len())?;
-        if self.examples.is_full() {
-            self.examples.pop_front();
-        }
-        // Cannot fail: there is room after the pop.
-        let _ = self.examples.push_back(example);
-        self.seen += 1;
-        let n = B.min(self.examples.len());
-        sample_batch(rng, self.examples.len(), &mut self.batch[..n])?;
-        let t = self.seen - 1;
+        self.window.push(example)?;
+        let n = B.min(self.window.len());
+        sample_batch(rng, self.window.len(), &mut self.batch[..n])?;
+        let t = self.window.seen() - 1;
         let eps = self.schedule.step_size(t);
         check_step_size_f32(eps)?;
         self.coefficients(n, eps);
@@ -347,14 +337,11 @@ impl<'a, const K: usize, I: SparseIndex, S: Schedule, const CAP: usize, const B:
     /// integers but the step's factor.
     fn coefficients(&mut self, n: usize, eps: f32) {
         // σ in Q30 times (ε/2)(N/n)/2⁶: the coefficient in Q7.24.
-        let scale = Factor::of(0.5 * eps * self.seen as f32 / n as f32 * (1.0 / 64.0));
-        let (front, back) = self.examples.as_slices();
+        let seen = self.window.seen() as f32;
+        let scale = Factor::of(0.5 * eps * seen / n as f32 * (1.0 / 64.0));
+        let slices = self.window.examples.as_slices();
         for (c, &i) in self.coef[..n].iter_mut().zip(&self.batch[..n]) {
-            let ex = match i.checked_sub(front.len()) {
-                None => front.get(i),
-                Some(k) => back.get(k),
-            };
-            *c = match ex {
+            *c = match nth(slices, i) {
                 Some(ex) => {
                     let margin: i64 = ex
                         .indices()
@@ -379,7 +366,7 @@ impl<'a, const K: usize, I: SparseIndex, S: Schedule, const CAP: usize, const B:
         // √ε·η with η in Q4.27: the factor √ε/2³ gives Q7.24.
         let noise = Factor::of(sqrt(eps) * 0.125);
         let mut clipped = false;
-        match self.prior {
+        match self.window.prior {
             FixedPrior::Laplace(inv_b) => {
                 // (ε/2)/b rounded by dithering: unbiased however few units it is.
                 let (whole, fraction) = Factor::of(h * inv_b).fixed_and_fraction();
@@ -406,13 +393,9 @@ impl<'a, const K: usize, I: SparseIndex, S: Schedule, const CAP: usize, const B:
                 }
             }
         }
-        let (front, back) = self.examples.as_slices();
+        let slices = self.window.examples.as_slices();
         for (&c, &i) in self.coef[..n].iter().zip(&self.batch[..n]) {
-            let ex = match i.checked_sub(front.len()) {
-                None => front.get(i),
-                Some(k) => back.get(k),
-            };
-            for j in ex.map_or(&[][..], |e| e.indices()) {
+            for j in nth(slices, i).map_or(&[][..], |e| e.indices()) {
                 if let Some(t) = self.theta.get_mut(j.index()) {
                     let (v, s) = saturate(*t as i64 + c as i64);
                     *t = v;
@@ -459,7 +442,7 @@ impl<'a, const K: usize, I: SparseIndex, S: Schedule, const CAP: usize, const B:
 
     /// Examples seen so far.
     pub fn seen(&self) -> u64 {
-        self.seen
+        self.window.seen()
     }
 
     /// Draws in the estimate.
@@ -547,9 +530,12 @@ mod tests {
             (&[], 1.0),
         ];
         for (x, y) in rows {
-            l.examples.push_back(Ex::narrow(x, y).unwrap()).unwrap();
+            l.window
+                .examples
+                .push_back(Ex::narrow(x, y).unwrap())
+                .unwrap();
         }
-        l.seen = 1000;
+        l.window.seen = 1000;
         let values = [0.7f32, -1.3, 2.9, -0.05, 11.0, 0.4];
         for (q, v) in l.theta.iter_mut().zip(values) {
             *q = to_fixed(v);

@@ -198,7 +198,7 @@ pub struct Window<'a, E, P, const CAP: usize> {
     prior: P,
 }
 
-impl<'a, E: Example, P: Prior, const CAP: usize> Window<'a, E, P, CAP> {
+impl<'a, E: Example, P, const CAP: usize> Window<'a, E, P, CAP> {
     /// A window for a model of `dim` parameters in `examples` (emptied first).
     pub fn new(examples: &'a mut Examples<E, CAP>, dim: usize, prior: P) -> Self {
         examples.clear();
@@ -237,9 +237,20 @@ impl<'a, E: Example, P: Prior, const CAP: usize> Window<'a, E, P, CAP> {
         self.examples.is_empty()
     }
 
-    /// The `i`-th example of the window (0 the oldest).
+    /// The `i`-th example of the window (0 the oldest), in constant time.
+    #[inline]
     pub fn get(&self, i: usize) -> Option<&E> {
-        self.examples.iter().nth(i)
+        nth(self.examples.as_slices(), i)
+    }
+}
+
+/// The `i`-th element of a deque given as its two slices, oldest first (a loop over a
+/// batch takes the slices once).
+#[inline(always)]
+fn nth<'s, E>((front, back): (&'s [E], &'s [E]), i: usize) -> Option<&'s E> {
+    match i.checked_sub(front.len()) {
+        None => front.get(i),
+        Some(k) => back.get(k),
     }
 }
 
@@ -260,14 +271,9 @@ impl<E: Example, P: Prior, const CAP: usize> GradientEstimator for Window<'_, E,
         // In f32 (no f64 on the per-example path): exact up to 2²⁴ examples seen,
         // relative 6·10⁻⁸ beyond.
         let scale = self.seen as f32 / batch.len() as f32;
-        let (a, b) = self.examples.as_slices();
+        let slices = self.examples.as_slices();
         for &i in batch {
-            let ex = if i < a.len() {
-                a.get(i)
-            } else {
-                b.get(i - a.len())
-            };
-            if let Some(ex) = ex {
+            if let Some(ex) = nth(slices, i) {
                 let y = ex.label();
                 ex.add_scaled(scale * y * sigmoid(-y * ex.margin(theta)), grad);
             }
@@ -399,6 +405,23 @@ impl<'a, E: Example, P: Prior, S: Schedule, M: Accumulator, const CAP: usize>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `get` reads the window in arrival order, across the deque's wrap, as iterating does.
+    #[test]
+    fn the_window_is_read_oldest_first_across_the_wrap() {
+        let mut examples = Examples::<SparseBinaryExample<2, u8>, 4>::new();
+        let mut window = Window::new(&mut examples, 8, crate::models::Gaussian::new(1.0).unwrap());
+        for j in 0..6u8 {
+            window
+                .push(SparseBinaryExample::narrow(&[j], 1.0).unwrap())
+                .unwrap();
+            for i in 0..5 {
+                let want = window.examples.iter().nth(i).map(|e| e.indices().to_vec());
+                assert_eq!(window.get(i).map(|e| e.indices().to_vec()), want, "{j} {i}");
+            }
+        }
+        assert_eq!(window.get(0).unwrap().indices(), &[2]);
+    }
 
     /// A row read without bounds checks gives what the checked kernels give, and a slice
     /// too short for its largest index takes the checked path, which skips the indices
