@@ -168,13 +168,14 @@ pub fn whitened_variances(metric: &MetricStore, m: &Moments) -> Vec<f64> {
         MetricStore::Cholesky(l) => {
             let l: Vec<f64> = l.iter().map(|&v| v as f64).collect();
             // B = L⁻¹S column by column (S is symmetric: its columns are its rows);
-            // W = L⁻¹Bᵀ, whose column j is L⁻¹ times row j of B.
+            // W = L⁻¹Bᵀ, whose column j is L⁻¹ times row j of B: its entry j needs only
+            // the row's first j + 1 entries.
             let b: Vec<Vec<f64>> = (0..d)
                 .map(|c| forward(&l, d, &m.cov[c * d..(c + 1) * d]))
                 .collect(); // b[c] = column c of B
             (0..d)
                 .map(|j| {
-                    let row: Vec<f64> = (0..d).map(|c| b[c][j]).collect();
+                    let row: Vec<f64> = (0..=j).map(|c| b[c][j]).collect();
                     forward(&l, d, &row)[j]
                 })
                 .collect()
@@ -215,11 +216,11 @@ fn ratio(v: f64) -> f64 {
 }
 
 /// Forward substitution: `x` with `L x = b` for the lower triangle of row-major `L`
-/// (`d × d`).
+/// (`d × d`), the first `b.len()` entries (they need no more of `b`).
 fn forward(l: &[f64], d: usize, b: &[f64]) -> Vec<f64> {
-    let mut x = vec![0.0f64; d];
-    for i in 0..d {
-        let s: f64 = (0..i).map(|k| l[i * d + k] * x[k]).sum();
+    let mut x = vec![0.0f64; b.len()];
+    for i in 0..b.len() {
+        let s = super::dense::dot(&l[i * d..i * d + i], &x);
         x[i] = (b[i] - s) / l[i * d + i];
     }
     x

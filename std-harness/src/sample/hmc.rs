@@ -24,6 +24,7 @@ use sgld::gradient::{full_grad_log_posterior, full_log_posterior};
 use sgld::noise::{fill_normal, uniform};
 use sgld::sampler::MalaInfo;
 
+use super::dense::dot;
 use super::mode::MetricStore;
 use super::problem::ModelSync;
 
@@ -47,22 +48,28 @@ const JITTER: f64 = 0.1;
 /// same forward and back: the chain stays exact.
 const MAX_CROSSINGS_PER_PARAM: usize = 20;
 
-/// `L` and `M = LLᵀ` in f64 (dense, row-major), or their diagonals.
+/// A coordinate whose distance from 0 is beyond its reach by this factor is not
+/// searched for a root (the margin covers the rounding of the bound and of the root).
+const REACH_SLACK: f64 = 1.0 + 1e-6;
+
+/// `L` and `M = LLᵀ` (dense, row-major), or their diagonals. `L` is the metric's own
+/// f32 factor, kept in f32 (half the memory traffic of its products, which take each
+/// entry to f64 exactly) and `M` in f64.
 #[derive(Debug, Clone)]
 enum Factor {
-    Dense { l: Vec<f64>, m: Vec<f64> },
+    Dense { l: Vec<f32>, m: Vec<f64> },
     Diagonal { sqrt: Vec<f64>, m: Vec<f64> },
 }
 
 impl Factor {
     fn new(metric: &MetricStore, d: usize) -> Self {
         match metric {
-            MetricStore::Cholesky(l32) => {
-                let l: Vec<f64> = l32.iter().map(|&x| x as f64).collect();
+            MetricStore::Cholesky(l) => {
+                let l = l.clone();
                 let mut m = vec![0.0; d * d];
                 for i in 0..d {
                     for j in 0..=i {
-                        let s: f64 = (0..=j).map(|k| l[i * d + k] * l[j * d + k]).sum();
+                        let s = dot(&l[i * d..=i * d + j], &l[j * d..=j * d + j]);
                         m[i * d + j] = s;
                         m[j * d + i] = s;
                     }
@@ -101,7 +108,7 @@ impl Factor {
                 for (k, &gk) in g.iter().enumerate() {
                     let cg = c * gk;
                     for (rj, &lkj) in r[..=k].iter_mut().zip(&l[k * d..=k * d + k]) {
-                        *rj += cg * lkj;
+                        *rj += cg * lkj as f64;
                     }
                 }
             }
@@ -125,27 +132,6 @@ impl Factor {
             Factor::Diagonal { m, .. } => out[j] += c * m[j],
         }
     }
-}
-
-/// `Σ aᵢbᵢ` over the shorter slice, in eight interleaved sums (which the compiler keeps
-/// in vector registers: a single running sum waits on each addition).
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    let n = a.len().min(b.len());
-    let (a, b) = (&a[..n], &b[..n]);
-    let mut acc = [0.0f64; 8];
-    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
-    let tail: f64 = ca
-        .remainder()
-        .iter()
-        .zip(cb.remainder())
-        .map(|(x, y)| x * y)
-        .sum();
-    for (x, y) in ca.zip(cb) {
-        for k in 0..8 {
-            acc[k] += x[k] * y[k];
-        }
-    }
-    ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail
 }
 
 /// HMC on `model`'s whole data set with a metric, the kinks of a Laplace prior of
@@ -188,6 +174,8 @@ pub struct HmcState {
     accel: Vec<f64>,
     sign: Vec<f64>,
     swept: Vec<f64>,
+    /// What `r` changes by through `Lᵀ` before the next flow.
+    pend: Vec<f64>,
     noise: Vec<f32>,
 }
 
@@ -312,6 +300,7 @@ impl<'m> Hmc<'m> {
             accel: vec![0.0; d],
             sign: vec![0.0; d],
             swept: vec![0.0; d],
+            pend: vec![0.0; d],
             noise: vec![0.0; d],
         })
     }
@@ -343,9 +332,19 @@ impl<'m> Hmc<'m> {
         let mut info = MalaInfo::default();
         info.step.step_size = h as f32;
         let mut log_p_new = f64::NAN;
+        // A full recomputation of the flow's acceleration once a trajectory (signs at 0).
+        s.sign.fill(0.0);
+        s.accel.fill(0.0);
+        // Every change of `r` is `Lᵀ` of something: the half kicks on either side of a
+        // position update and the flow's own change are summed into `pend` and applied
+        // by one product before the next flow (a leapfrog step reads `r` only there).
+        for (p, &f) in s.pend.iter_mut().zip(&s.force_prop) {
+            *p = 0.5 * h * f;
+        }
+        let kink = self.kink();
         for k in 0..steps {
-            self.factor.add_t_times(0.5 * h, &s.force_prop, &mut s.r);
-            if self.flow(s, h).is_none() {
+            self.factor.add_t_times(1.0, &s.pend, &mut s.r);
+            if self.flow_deferred(s, h).is_none() {
                 return Ok(reject(info));
             }
             for (q, &p) in s.prop.iter_mut().zip(&s.pos) {
@@ -365,8 +364,12 @@ impl<'m> Hmc<'m> {
             {
                 return Ok(reject(info));
             }
-            self.factor.add_t_times(0.5 * h, &s.force_prop, &mut s.r);
+            let c = if k + 1 == steps { 0.5 * h } else { h };
+            for ((p, &f), &w) in s.pend.iter_mut().zip(&s.force_prop).zip(&s.swept) {
+                *p = c * f - kink * w;
+            }
         }
+        self.factor.add_t_times(1.0, &s.pend, &mut s.r);
         if !log_p_new.is_finite() {
             return Ok(reject(info));
         }
@@ -386,9 +389,25 @@ impl<'m> Hmc<'m> {
         Ok(info)
     }
 
+    /// The flow's kink force per unit of `M s`: `1/(bτ)` (0 without a kinked prior).
+    fn kink(&self) -> f64 {
+        self.inv_scale as f64 / self.temperature
+    }
+
     /// `K`'s exact flow for time `h`: `pos` and `r` move; the kinks crossed, or `None`
     /// past their bound.
+    #[cfg(test)]
     fn flow(&self, s: &mut HmcState, h: f64) -> Option<usize> {
+        let n = self.flow_deferred(s, h)?;
+        self.factor.add_t_times(-self.kink(), &s.swept, &mut s.r);
+        Some(n)
+    }
+
+    /// [`Hmc::flow`] but for `r`'s change, `−Lᵀ swept/(bτ)`, left to the caller: `pos`
+    /// and `v` move and `swept` holds `∫ sign θ dt`. `accel = M sign/(bτ)` is kept
+    /// between calls (each sign that differs from the last flow's end costs one column
+    /// of `M`; `sign` all 0 makes it a full recomputation).
+    fn flow_deferred(&self, s: &mut HmcState, h: f64) -> Option<usize> {
         let d = s.pos.len();
         self.factor.times(&s.r, &mut s.v);
         if self.inv_scale == 0.0 {
@@ -397,34 +416,46 @@ impl<'m> Hmc<'m> {
             }
             return Some(0);
         }
-        let kink = self.inv_scale as f64 / self.temperature;
+        let kink = self.kink();
         // The side each coordinate is on (at 0, the side it moves into).
-        for ((sg, &p), &v) in s.sign.iter_mut().zip(&s.pos).zip(&s.v) {
-            *sg = if p > 0.0 || (p == 0.0 && v >= 0.0) {
+        let side = |p: f64, v: f64| {
+            if p > 0.0 || (p == 0.0 && v >= 0.0) {
                 1.0
             } else {
                 -1.0
-            };
+            }
+        };
+        let m = match &self.factor {
+            Factor::Diagonal { m, .. } => m,
+            Factor::Dense { .. } => {
+                for j in 0..d {
+                    let new = side(s.pos[j], s.v[j]);
+                    if new != s.sign[j] {
+                        self.factor
+                            .add_column(kink * (new - s.sign[j]), j, &mut s.accel);
+                        s.sign[j] = new;
+                    }
+                }
+                return self.flow_dense(s, h, kink);
+            }
+        };
+        for ((sg, &p), &v) in s.sign.iter_mut().zip(&s.pos).zip(&s.v) {
+            *sg = side(p, v);
         }
-        if let Factor::Diagonal { sqrt, m } = &self.factor {
-            return flow_diagonal(s, h, kink, sqrt, m);
-        }
-        s.accel.fill(0.0);
-        for (j, &sj) in s.sign.iter().enumerate() {
-            self.factor.add_column(kink * sj, j, &mut s.accel);
-        }
+        flow_diagonal(s, h, kink, m)
+    }
+
+    /// The coupled flow of a dense metric: each kink changes every coordinate's
+    /// acceleration by a column of `M`, so the next crossing is searched among all,
+    /// `O(d)` a kink (a bound on how far each coordinate can move skips the roots of
+    /// those that cannot reach 0 in time).
+    fn flow_dense(&self, s: &mut HmcState, h: f64, kink: f64) -> Option<usize> {
+        let d = s.pos.len();
         s.swept.fill(0.0);
         let mut left = h;
         let mut just: Option<usize> = None;
         for crossed in 0..MAX_CROSSINGS_PER_PARAM * d + 1 {
-            let mut first = (left, None);
-            for j in 0..d {
-                if let Some(t) = crossing(s.pos[j], s.v[j], s.accel[j], s.sign[j], just == Some(j))
-                    && t < first.0
-                {
-                    first = (t, Some(j));
-                }
-            }
+            let first = next_crossing(s, left, just);
             let t = first.0;
             for j in 0..d {
                 s.pos[j] += t * (s.v[j] - 0.5 * s.accel[j] * t);
@@ -432,7 +463,6 @@ impl<'m> Hmc<'m> {
                 s.swept[j] += s.sign[j] * t;
             }
             let Some(j) = first.1 else {
-                self.factor.add_t_times(-kink, &s.swept, &mut s.r);
                 return Some(crossed);
             };
             s.pos[j] = 0.0;
@@ -446,17 +476,55 @@ impl<'m> Hmc<'m> {
     }
 }
 
-/// [`Hmc::flow`] with a diagonal metric: a kink then changes its own coordinate's
+/// The first kink ahead within `left` in the coupled flow: `(time, coordinate)`, or
+/// `(left, None)`. A coordinate can move at most `(|v| + |a|T/2)·T` within time `T`, so
+/// eight at a time are first checked against that reach (a vectorised compare) and the
+/// roots are solved only where one of them can get to 0; `just`, at 0, always is.
+fn next_crossing(s: &HmcState, left: f64, just: Option<usize>) -> (f64, Option<usize>) {
+    let mut first = (left, None);
+    let d = s.pos.len();
+    let solve = |j: usize, first: &mut (f64, Option<usize>)| {
+        if let Some(t) = crossing(s.pos[j], s.v[j], s.accel[j], s.sign[j], just == Some(j))
+            && t < first.0
+        {
+            *first = (t, Some(j));
+        }
+    };
+    let (p, _) = s.pos.as_chunks::<8>();
+    let (v, _) = s.v.as_chunks::<8>();
+    let (a, _) = s.accel.as_chunks::<8>();
+    let (g, _) = s.sign.as_chunks::<8>();
+    for (k, (((p, v), a), g)) in p.iter().zip(v).zip(a).zip(g).enumerate() {
+        let t = first.0;
+        // `!far` rather than `<=`: a NaN is near, and its root says what it is.
+        let near = (0..8).fold(false, |near, i| {
+            let far = p[i] * g[i] > (v[i].abs() + 0.5 * a[i].abs() * t) * t * REACH_SLACK;
+            near | !far
+        });
+        if near {
+            for j in 8 * k..8 * k + 8 {
+                solve(j, &mut first);
+            }
+        }
+    }
+    let whole = d - d % 8;
+    for j in whole..d {
+        solve(j, &mut first);
+    }
+    first
+}
+
+/// [`Hmc::flow_deferred`] with a diagonal metric: a kink then changes its own coordinate's
 /// acceleration alone, so each coordinate follows its own parabolas for time `h`,
 /// `O(d + kinks)` in all where the coupled flow costs `O(d)` a kink.
-fn flow_diagonal(s: &mut HmcState, h: f64, kink: f64, sqrt: &[f64], m: &[f64]) -> Option<usize> {
+fn flow_diagonal(s: &mut HmcState, h: f64, kink: f64, m: &[f64]) -> Option<usize> {
     let d = s.pos.len();
     let mut crossed = 0usize;
-    for j in 0..d {
+    for (j, &mj) in m.iter().enumerate() {
         let (mut c, mut v, mut sg) = (s.pos[j], s.v[j], s.sign[j]);
         let (mut left, mut swept, mut just) = (h, 0.0, false);
         loop {
-            let a = kink * sg * m[j];
+            let a = kink * sg * mj;
             match crossing(c, v, a, sg, just).filter(|&t| t < left) {
                 Some(t) => {
                     v -= a * t;
@@ -475,8 +543,7 @@ fn flow_diagonal(s: &mut HmcState, h: f64, kink: f64, sqrt: &[f64], m: &[f64]) -
                 }
             }
         }
-        (s.pos[j], s.v[j], s.sign[j]) = (c, v, sg);
-        s.r[j] -= kink * sqrt[j] * swept;
+        (s.pos[j], s.v[j], s.sign[j], s.swept[j]) = (c, v, sg, swept);
     }
     Some(crossed)
 }
@@ -521,19 +588,6 @@ fn reject(mut info: MalaInfo) -> MalaInfo {
 mod tests {
     use super::*;
 
-    /// The interleaved sums agree with one running sum, at every length's remainder.
-    #[test]
-    fn dot_matches_the_plain_sum() {
-        for n in [0, 1, 7, 8, 9, 31, 100] {
-            let a: Vec<f64> = (0..n).map(|i| (i as f64 * 0.37).sin()).collect();
-            let b: Vec<f64> = (0..n + 3).map(|i| 1.0 + (i as f64 * 0.11).cos()).collect();
-            let plain: f64 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
-            assert!(
-                (dot(&a, &b) - plain).abs() <= 1e-12 * (1.0 + plain.abs()),
-                "{n}"
-            );
-        }
-    }
     use rand_core::SeedableRng;
     use sgld::models::Model;
     use sgld::noise::DefaultRng;
@@ -747,6 +801,127 @@ mod tests {
             assert!((s.r[0] + r[0]).abs() < 1e-12 && (s.r[1] + r[1]).abs() < 1e-12);
         }
         assert!(crossings >= 4, "{crossings} crossings");
+    }
+
+    /// A flat density of `d` parameters: the flow alone is under test.
+    struct Flat(usize);
+
+    impl Model for Flat {
+        fn dim(&self) -> usize {
+            self.0
+        }
+        fn len(&self) -> usize {
+            1
+        }
+        fn add_log_prior_grad(&self, _: &[f32], _: &mut [f32]) {}
+        fn add_log_lik_grad(&self, _: &[f32], _: &[usize], _: &mut [f32]) {}
+        fn log_prior(&self, _: &[f32]) -> f64 {
+            0.0
+        }
+        fn log_lik(&self, _: &[f32], _: &[usize]) -> f64 {
+            0.0
+        }
+    }
+
+    /// The coupled flow as its definition reads: `M sign` recomputed after every kink and
+    /// every coordinate's root solved; `(crossings, pos, r)`.
+    fn reference_flow(
+        l: &[f64],
+        d: usize,
+        kink: f64,
+        pos: &[f64],
+        r: &[f64],
+        h: f64,
+    ) -> (usize, Vec<f64>, Vec<f64>) {
+        let m = |i: usize, j: usize| (0..d).map(|k| l[i * d + k] * l[j * d + k]).sum::<f64>();
+        let (mut pos, mut r) = (pos.to_vec(), r.to_vec());
+        let mut v: Vec<f64> = (0..d)
+            .map(|i| (0..d).map(|k| l[i * d + k] * r[k]).sum())
+            .collect();
+        let mut sign: Vec<f64> = (0..d)
+            .map(|j| {
+                if pos[j] > 0.0 || (pos[j] == 0.0 && v[j] >= 0.0) {
+                    1.0
+                } else {
+                    -1.0
+                }
+            })
+            .collect();
+        let mut swept = vec![0.0; d];
+        let (mut left, mut just, mut crossed) = (h, None, 0);
+        loop {
+            let accel: Vec<f64> = (0..d)
+                .map(|i| kink * (0..d).map(|j| m(i, j) * sign[j]).sum::<f64>())
+                .collect();
+            let mut first = (left, None);
+            for j in 0..d {
+                if let Some(t) = crossing(pos[j], v[j], accel[j], sign[j], just == Some(j))
+                    && t < first.0
+                {
+                    first = (t, Some(j));
+                }
+            }
+            let t = first.0;
+            for j in 0..d {
+                pos[j] += t * (v[j] - 0.5 * accel[j] * t);
+                v[j] -= accel[j] * t;
+                swept[j] += sign[j] * t;
+            }
+            let Some(j) = first.1 else { break };
+            pos[j] = 0.0;
+            sign[j] = -sign[j];
+            (left, just, crossed) = (left - t, Some(j), crossed + 1);
+        }
+        for k in 0..d {
+            for (rj, lkj) in r.iter_mut().zip(&l[k * d..(k + 1) * d]) {
+                *rj -= kink * swept[k] * lkj;
+            }
+        }
+        (crossed, pos, r)
+    }
+
+    #[test]
+    fn the_dense_flow_is_its_definition_across_many_kinks_and_calls() {
+        // The reach bound that skips roots and the acceleration carried from one flow
+        // to the next (only changed signs recomputed) change nothing: a sequence of
+        // flows from near 0, where most coordinates cross, against the definition.
+        let d = 37;
+        let mut rng = DefaultRng::seed_from_u64(11);
+        let mut z = vec![0.0f32; d * d];
+        fill_normal(&mut rng, &mut z);
+        let l32: Vec<f32> = (0..d * d)
+            .map(|k| {
+                let (i, j) = (k / d, k % d);
+                match i.cmp(&j) {
+                    std::cmp::Ordering::Greater => 0.3 * z[k],
+                    std::cmp::Ordering::Equal => 0.5 + z[k].abs(),
+                    std::cmp::Ordering::Less => 0.0,
+                }
+            })
+            .collect();
+        let l: Vec<f64> = l32.iter().map(|&x| x as f64).collect();
+        let flat = Flat(d);
+        let hmc = Hmc::new(&flat, &MetricStore::Cholesky(l32), Some(0.5), 1.0, None).unwrap();
+        let mut s = hmc.init(vec![0.0; d]).unwrap();
+        let mut noise = vec![0.0f32; 2 * d];
+        let mut crossings = 0;
+        for trial in 0..30 {
+            fill_normal(&mut rng, &mut noise);
+            for j in 0..d {
+                s.pos[j] = 0.05 * noise[j] as f64;
+                s.r[j] = noise[d + j] as f64;
+            }
+            if trial % 7 == 3 {
+                s.pos[trial % d] = 0.0;
+            }
+            let (n, pos, r) = reference_flow(&l, d, hmc.kink(), &s.pos, &s.r, 0.6);
+            assert_eq!(hmc.flow(&mut s, 0.6), Some(n), "trial {trial}");
+            crossings += n;
+            for (x, y) in s.pos.iter().zip(&pos).chain(s.r.iter().zip(&r)) {
+                assert!((x - y).abs() < 1e-9, "trial {trial}: {x} vs {y}");
+            }
+        }
+        assert!(crossings > 30 * d, "{crossings} crossings");
     }
 
     #[test]

@@ -26,6 +26,7 @@ pub mod blocks;
 pub mod chains;
 pub mod cmdstan;
 pub mod config;
+mod dense;
 pub mod diagnose;
 pub mod draws;
 pub mod exact;
