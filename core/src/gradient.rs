@@ -327,22 +327,34 @@ impl<M: Model> GradientEstimator for MiniBatch<M> {
 /// Indices per chunk when a full-data pass walks the data set.
 const CHUNK: usize = 64;
 
-/// Calls `f` with consecutive chunks of the indices `0..n` (at most 64 at a time).
-fn for_chunks(n: usize, mut f: impl FnMut(&[usize])) {
+/// Partial sums hold at most this many chunks (a bound on a partial sum's terms for
+/// models whose [`Model::row_width`] is tiny beside their dimension).
+const MAX_CHUNKS_PER_SUM: usize = 1 << 12;
+
+/// Calls `f(chunk, first, last)` with consecutive chunks of the indices `0..n` (at most
+/// 64 at a time), grouped into partial sums of `model`'s size ([`Model::row_width`]):
+/// `first` and `last` say where a partial sum starts and ends.
+fn for_chunks<M: Model + ?Sized>(model: &M, mut f: impl FnMut(&[usize], bool, bool)) {
+    let n = model.len();
+    let width = model.row_width().max(1);
+    let per_sum = (model.dim() / width).clamp(1, MAX_CHUNKS_PER_SUM);
     let mut idx = [0usize; CHUNK];
-    let mut start = 0;
+    let (mut start, mut k) = (0, 0usize);
     while start < n {
         let len = CHUNK.min(n - start);
-        for (k, slot) in idx[..len].iter_mut().enumerate() {
-            *slot = start + k;
+        for (j, slot) in idx[..len].iter_mut().enumerate() {
+            *slot = start + j;
         }
-        f(&idx[..len]);
         start += len;
+        let (first, last) = (k % per_sum == 0, start == n || k % per_sum == per_sum - 1);
+        f(&idx[..len], first, last);
+        k += 1;
     }
 }
 
-/// `out = Σᵢ ∇log p(xᵢ|θ)` over the whole data set, in chunks of 64 rows whose partial
-/// sums are added in f32 (`tmp` is a workspace; both of length `d`, trusted).
+/// `out = Σᵢ ∇log p(xᵢ|θ)` over the whole data set, in partial sums of about 64 terms a
+/// parameter (64 rows of a dense model) added in f32 (`tmp` is a workspace; both of
+/// length `d`, trusted).
 fn full_log_lik_grad_into<M: Model + ?Sized>(
     model: &M,
     theta: &[f32],
@@ -350,11 +362,15 @@ fn full_log_lik_grad_into<M: Model + ?Sized>(
     tmp: &mut [f32],
 ) {
     crate::kernels::zero(out);
-    for_chunks(model.len(), |chunk| {
-        crate::kernels::zero(tmp);
+    for_chunks(model, |chunk, first, last| {
+        if first {
+            crate::kernels::zero(tmp);
+        }
         model.add_log_lik_grad(theta, chunk, tmp);
-        for (o, &t) in out.iter_mut().zip(tmp.iter()) {
-            *o += t;
+        if last {
+            for (o, &t) in out.iter_mut().zip(tmp.iter()) {
+                *o += t;
+            }
         }
     });
 }
@@ -384,11 +400,15 @@ pub fn full_log_posterior<M: Model + ?Sized>(
 ) -> f64 {
     crate::kernels::zero(grad);
     let mut lp = model.log_prior(theta);
-    for_chunks(model.len(), |chunk| {
-        crate::kernels::zero(tmp);
+    for_chunks(model, |chunk, first, last| {
+        if first {
+            crate::kernels::zero(tmp);
+        }
         lp += model.add_log_lik_grad_and_value(theta, chunk, tmp);
-        for (o, &t) in grad.iter_mut().zip(tmp.iter()) {
-            *o += t;
+        if last {
+            for (o, &t) in grad.iter_mut().zip(tmp.iter()) {
+                *o += t;
+            }
         }
     });
     model.add_log_prior_grad(theta, grad);

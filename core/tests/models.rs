@@ -650,3 +650,92 @@ fn mlp_gradients() {
         .is_err()
     );
 }
+
+/// `model` with the default [`Model::row_width`] (its dimension): full-data passes then
+/// add 64 rows into each partial sum whatever its rows hold.
+struct SixtyFourRows<M>(M);
+
+impl<M: Model> Model for SixtyFourRows<M> {
+    fn dim(&self) -> usize {
+        self.0.dim()
+    }
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    fn add_log_prior_grad(&self, theta: &[f32], grad: &mut [f32]) {
+        self.0.add_log_prior_grad(theta, grad)
+    }
+    fn add_log_lik_grad(&self, theta: &[f32], batch: &[usize], grad: &mut [f32]) {
+        self.0.add_log_lik_grad(theta, batch, grad)
+    }
+    fn log_prior(&self, theta: &[f32]) -> f64 {
+        self.0.log_prior(theta)
+    }
+    fn log_lik(&self, theta: &[f32], batch: &[usize]) -> f64 {
+        self.0.log_lik(theta, batch)
+    }
+}
+
+#[test]
+fn full_data_passes_add_every_row_once_whatever_the_row_width() {
+    use sgld::gradient::{full_grad_log_posterior, full_log_posterior};
+    // Rows of 3 and of 200 indices among 4,000 features: partial sums of all the rows
+    // (3,000 rows in 47 chunks) and of 20 chunks (20, 20, 7), against the rows' terms
+    // summed one at a time in f64.
+    let (n, d) = (3_000, 4_000);
+    let theta: Vec<f32> = normals(d, 5).iter().map(|v| 0.1 * v).collect();
+    let labels = normals(n, 6);
+    let y: Vec<f32> = labels
+        .iter()
+        .map(|&v| if v > 0.0 { 1.0 } else { -1.0 })
+        .collect();
+    for width in [3usize, 200] {
+        let (mut offsets, mut idx) = (vec![0usize], Vec::new());
+        for i in 0..n {
+            let mut row: Vec<u32> = (0..width)
+                .map(|k| ((i * 7_919 + k * 19) % d) as u32)
+                .collect();
+            row.sort_unstable();
+            row.dedup();
+            idx.extend(row);
+            offsets.push(idx.len());
+        }
+        let rows = SparseRows::new(&offsets, &idx, d).unwrap();
+        let model = LogisticSparse::new(rows, &y, Gaussian::new(1.0).unwrap()).unwrap();
+        assert_eq!(model.row_width(), width);
+        let mut want = vec![0.0f64; d];
+        let mut one = vec![0.0f32; d];
+        let mut want_lp = model.log_prior(&theta);
+        for i in 0..n {
+            one.fill(0.0);
+            model.add_log_lik_grad(&theta, &[i], &mut one);
+            want_lp += model.log_lik(&theta, &[i]);
+            want.iter_mut().zip(&one).for_each(|(w, &g)| *w += g as f64);
+        }
+        one.fill(0.0);
+        model.add_log_prior_grad(&theta, &mut one);
+        want.iter_mut().zip(&one).for_each(|(w, &g)| *w += g as f64);
+        let (mut g, mut g64, mut tmp) = (vec![0.0f32; d], vec![0.0f32; d], vec![0.0f32; d]);
+        let lp = full_log_posterior(&model, &theta, &mut g, &mut tmp);
+        assert!(
+            (lp - want_lp).abs() < 1e-9 * want_lp.abs(),
+            "{lp} vs {want_lp}"
+        );
+        full_grad_log_posterior(&SixtyFourRows(&model), &theta, &mut g64, &mut tmp);
+        let mut grad_only = vec![0.0f32; d];
+        full_grad_log_posterior(&model, &theta, &mut grad_only, &mut tmp);
+        for j in 0..d {
+            for (what, got) in [
+                ("with value", g[j]),
+                ("alone", grad_only[j]),
+                ("64 rows", g64[j]),
+            ] {
+                assert!(
+                    (got as f64 - want[j]).abs() < 1e-5 * (1.0 + want[j].abs()),
+                    "width {width}, {what}, feature {j}: {got} vs {}",
+                    want[j]
+                );
+            }
+        }
+    }
+}

@@ -94,6 +94,10 @@ impl<M: Model + ?Sized> Model for Constrained<'_, M> {
         self.model.len()
     }
 
+    fn row_width(&self) -> usize {
+        self.model.row_width()
+    }
+
     fn add_log_prior_grad(&self, u: &[f32], grad: &mut [f32]) {
         self.at(u, |theta, g| {
             self.model.add_log_prior_grad(theta, g);

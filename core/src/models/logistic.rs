@@ -274,6 +274,14 @@ impl<P: Prior, I: SparseIndex> Model for LogisticSparse<'_, P, I> {
     fn len(&self) -> usize {
         self.y.len()
     }
+    /// The rows' mean count of indices, rounded up (at least 1).
+    fn row_width(&self) -> usize {
+        self.rows
+            .indices
+            .len()
+            .div_ceil(self.rows.len().max(1))
+            .clamp(1, self.dim().max(1))
+    }
     fn add_log_prior_grad(&self, theta: &[f32], grad: &mut [f32]) {
         self.prior.add_grad(theta, grad);
     }

@@ -91,6 +91,17 @@ pub trait Model {
         let _ = batch;
     }
 
+    /// The parameters an average item's gradient touches (its non-zero features), at
+    /// most [`dim`](Model::dim). Full-data passes ([`crate::gradient::full_log_posterior`])
+    /// add about `64·dim/row_width` items into each f32 partial sum, so each parameter
+    /// gathers about 64 terms per sum and clearing and adding the sums stays a small
+    /// part of the pass. The default, `dim`, says that every item touches every
+    /// parameter (64 items a sum).
+    #[inline]
+    fn row_width(&self) -> usize {
+        self.dim()
+    }
+
     /// `log p(θ)` up to a constant, in f64.
     fn log_prior(&self, theta: &[f32]) -> f64;
 
@@ -140,6 +151,10 @@ impl<M: Model + ?Sized> Model for &M {
     #[inline]
     fn prefetch(&self, batch: &[usize]) {
         (**self).prefetch(batch)
+    }
+    #[inline]
+    fn row_width(&self) -> usize {
+        (**self).row_width()
     }
     fn log_prior(&self, theta: &[f32]) -> f64 {
         (**self).log_prior(theta)
