@@ -289,6 +289,44 @@ impl<P: Prior, I: SparseIndex> Model for LogisticSparse<'_, P, I> {
     /// first index (so the rows' cache misses overlap), every row's margin, the weights
     /// `yᵢ σ(−yᵢ βᵀxᵢ)` in one vector pass, then the scatter-adds.
     fn add_log_lik_grad(&self, theta: &[f32], batch: &[usize], grad: &mut [f32]) {
+        self.add_chunks(theta, batch, grad, |_, _| {});
+    }
+    /// The gradient's pass, each row's `log σ(yᵢ βᵀxᵢ)` taken from the margin it
+    /// computes (a full-data pass reads every row once, not twice).
+    fn add_log_lik_grad_and_value(&self, theta: &[f32], batch: &[usize], grad: &mut [f32]) -> f64 {
+        // −0.0, where `Iterator::sum` of floats starts: an empty batch gives its bits.
+        let mut sum = -0.0f64;
+        self.add_chunks(theta, batch, grad, |i, z| {
+            if let Some(&y) = self.y.get(i) {
+                sum += log_sigmoid(y * z) as f64;
+            }
+        });
+        sum
+    }
+    /// Each row's indices and its label (the row's extent is read to find them).
+    #[inline]
+    fn prefetch(&self, batch: &[usize]) {
+        prefetch_rows(batch, self.y, |i| self.rows.row(i));
+    }
+    fn log_prior(&self, theta: &[f32]) -> f64 {
+        self.prior.log_density(theta)
+    }
+    fn log_lik(&self, theta: &[f32], batch: &[usize]) -> f64 {
+        log_lik(self.y, batch, |i| self.margin(theta, i))
+    }
+}
+
+impl<P: Prior, I: SparseIndex> LogisticSparse<'_, P, I> {
+    /// [`Model::add_log_lik_grad`]'s pass, handing `row(i, margin)` each row's margin
+    /// in the batch's order.
+    #[inline(always)]
+    fn add_chunks(
+        &self,
+        theta: &[f32],
+        batch: &[usize],
+        grad: &mut [f32],
+        mut row: impl FnMut(usize, f32),
+    ) {
         for chunk in batch.chunks(ROWS) {
             let mut rows: [&[I]; ROWS] = [&[]; ROWS];
             let mut y = [0.0f32; ROWS];
@@ -305,25 +343,15 @@ impl<P: Prior, I: SparseIndex> Model for LogisticSparse<'_, P, I> {
                 rows.iter()
                     .fold(0usize, |t, r| t ^ r.first().map_or(0, |&j| j.index())),
             );
-            for k in 0..chunk.len() {
+            for (k, &i) in chunk.iter().enumerate() {
                 z[k] = imp::sparse_dot(rows[k], theta);
+                row(i, z[k]);
             }
             let c = weights(&y, &z, 1.0);
             for k in 0..chunk.len() {
                 imp::sparse_axpy(c[k], rows[k], grad);
             }
         }
-    }
-    /// Each row's indices and its label (the row's extent is read to find them).
-    #[inline]
-    fn prefetch(&self, batch: &[usize]) {
-        prefetch_rows(batch, self.y, |i| self.rows.row(i));
-    }
-    fn log_prior(&self, theta: &[f32]) -> f64 {
-        self.prior.log_density(theta)
-    }
-    fn log_lik(&self, theta: &[f32], batch: &[usize]) -> f64 {
-        log_lik(self.y, batch, |i| self.margin(theta, i))
     }
 }
 

@@ -522,6 +522,12 @@ fn flow_diagonal(s: &mut HmcState, h: f64, kink: f64, m: &[f64]) -> Option<usize
     let mut crossed = 0usize;
     for (j, &mj) in m.iter().enumerate() {
         let (mut c, mut v, mut sg) = (s.pos[j], s.v[j], s.sign[j]);
+        let a = kink * sg * mj;
+        if c * sg > (v.abs() + 0.5 * a.abs() * h) * h * REACH_SLACK {
+            // Out of reach of 0 for the whole step (as in `next_crossing`): one parabola.
+            (s.pos[j], s.v[j], s.swept[j]) = (c + h * (v - 0.5 * a * h), v - a * h, sg * h);
+            continue;
+        }
         let (mut left, mut swept, mut just) = (h, 0.0, false);
         loop {
             let a = kink * sg * mj;

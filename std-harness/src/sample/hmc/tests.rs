@@ -295,10 +295,11 @@ fn reference_flow(
 }
 
 #[test]
-fn the_dense_flow_is_its_definition_across_many_kinks_and_calls() {
+fn the_flows_are_their_definition_across_many_kinks_and_calls() {
     // The reach bound that skips roots and the acceleration carried from one flow
     // to the next (only changed signs recomputed) change nothing: a sequence of
-    // flows from near 0, where most coordinates cross, against the definition.
+    // flows from near 0, where most coordinates cross and some cannot, against the
+    // definition, for a dense metric and for its diagonal.
     let d = 37;
     let mut rng = DefaultRng::seed_from_u64(11);
     let mut z = vec![0.0f32; d * d];
@@ -313,29 +314,54 @@ fn the_dense_flow_is_its_definition_across_many_kinks_and_calls() {
             }
         })
         .collect();
+    let diag32: Vec<f32> = (0..d).map(|j| l32[j * d + j] * l32[j * d + j]).collect();
+    let diag_l: Vec<f64> = (0..d * d)
+        .map(|k| {
+            if k / d == k % d {
+                (diag32[k / d] as f64).sqrt()
+            } else {
+                0.0
+            }
+        })
+        .collect();
     let l: Vec<f64> = l32.iter().map(|&x| x as f64).collect();
     let flat = Flat(d);
-    let hmc = Hmc::new(&flat, &MetricStore::Cholesky(l32), Some(0.5), 1.0, None).unwrap();
-    let mut s = hmc.init(vec![0.0; d]).unwrap();
-    let mut noise = vec![0.0f32; 2 * d];
-    let mut crossings = 0;
-    for trial in 0..30 {
-        fill_normal(&mut rng, &mut noise);
-        for j in 0..d {
-            s.pos[j] = 0.05 * noise[j] as f64;
-            s.r[j] = noise[d + j] as f64;
+    let metrics = [
+        (MetricStore::Cholesky(l32), l),
+        (MetricStore::Diagonal(diag32), diag_l),
+    ];
+    for (metric, l) in metrics {
+        let hmc = Hmc::new(&flat, &metric, Some(0.5), 1.0, None).unwrap();
+        let mut s = hmc.init(vec![0.0; d]).unwrap();
+        let mut noise = vec![0.0f32; 2 * d];
+        let (mut crossings, mut far) = (0, 0);
+        for trial in 0..30 {
+            fill_normal(&mut rng, &mut noise);
+            for j in 0..d {
+                // A few coordinates far from 0, beyond any reach in 0.6.
+                let scale = if j % 5 == 0 { 20.0 } else { 0.05 };
+                s.pos[j] = scale * noise[j] as f64;
+                s.r[j] = noise[d + j] as f64;
+            }
+            if trial % 7 == 3 {
+                s.pos[trial % d] = 0.0;
+            }
+            far += s.pos.iter().filter(|p| p.abs() > 5.0).count();
+            let (n, pos, r) = reference_flow(&l, d, hmc.kink(), &s.pos, &s.r, 0.6);
+            assert_eq!(hmc.flow(&mut s, 0.6), Some(n), "{metric:?}, trial {trial}");
+            crossings += n;
+            for (k, (x, y)) in s.pos.iter().zip(&pos).chain(s.r.iter().zip(&r)).enumerate() {
+                assert!(
+                    (x - y).abs() < 1e-8 * (1.0 + y.abs()),
+                    "{metric:?} trial {trial}, {k}: {x} vs {y}"
+                );
+            }
         }
-        if trial % 7 == 3 {
-            s.pos[trial % d] = 0.0;
-        }
-        let (n, pos, r) = reference_flow(&l, d, hmc.kink(), &s.pos, &s.r, 0.6);
-        assert_eq!(hmc.flow(&mut s, 0.6), Some(n), "trial {trial}");
-        crossings += n;
-        for (x, y) in s.pos.iter().zip(&pos).chain(s.r.iter().zip(&r)) {
-            assert!((x - y).abs() < 1e-9, "trial {trial}: {x} vs {y}");
-        }
+        assert!(
+            crossings > 20 * d && far > 100,
+            "{crossings} crossings, {far} far"
+        );
     }
-    assert!(crossings > 30 * d, "{crossings} crossings");
 }
 
 #[test]
