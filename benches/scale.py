@@ -4,6 +4,11 @@ fixed seed), read from CSV, .npy and Parquet, beside pandas' `read_csv` of the s
 
     python3 benches/scale.py --rows 10000 100000 1000000 --dir /tmp/scale --json scale.jsonl
     python3 benches/scale.py --rows 10000000 --formats npy parquet --dir /tmp/scale
+    python3 benches/scale.py --dims 200 1000 10000 --sparse-cols 50000 100000 --dir /tmp/scale
+
+`--dims` and `--sparse-cols` run wide data instead, with the defaults (a laplace:1 prior):
+`--wide-rows` rows (2,000) of d correlated dense features in CSV, and of that many binary
+features in LIBSVM, `--nnz` (100) set in each row.
 
 The Parquet file is `sgld data convert`'s of the .npy (float32 columns, snappy).
 `--json FILE` appends each run as a JSON line, which `benches/scale_plot.py` draws beside
@@ -63,10 +68,44 @@ def make_parquet(path_npy, path_parquet):
             sys.exit(f"sgld data convert failed:\n{r.stderr}")
 
 
-def run(train, out):
+def make_wide(n, d, path):
+    """n rows of d correlated dense features (`make`'s up to 2,000; ten shared factors
+    above, where a d x d mixing matrix is too large), as CSV."""
+    if os.path.exists(path):
+        return
+    if d <= 2000:
+        make(n, d, path, path + ".npy", {"csv"})
+        return
+    import pandas as pd
+    rng = np.random.default_rng(SEED)
+    f, w = rng.standard_normal((n, 10)), rng.standard_normal((10, d)) * 0.3
+    x = ((rng.standard_normal((n, d)) + f @ w) / np.sqrt(1.9)).astype(np.float32)
+    beta = rng.standard_normal(d) * (0.5 / np.sqrt(d / 50))
+    y = rng.random(n) < 1 / (1 + np.exp(-(x @ beta + 0.3)))
+    table = pd.DataFrame(x, columns=[f"x{j}" for j in range(d)])
+    table["y"] = y.astype(np.float32)
+    table.to_csv(path, index=False, float_format="%.6g")
+
+
+def make_sparse(n, d, nnz, path):
+    """n LIBSVM rows of d binary features, nnz set in each (labels ±1 from 500 non-zero
+    coefficients)."""
+    if os.path.exists(path):
+        return
+    rng = np.random.default_rng(SEED)
+    beta = np.zeros(d)
+    beta[rng.choice(d, min(500, d), replace=False)] = rng.standard_normal(min(500, d))
+    with open(path, "w") as f:
+        for _ in range(n):
+            cols = np.sort(rng.choice(d, nnz, replace=False))
+            y = 1 if rng.random() < 1 / (1 + np.exp(-beta[cols].sum())) else -1
+            f.write(f"{y} " + " ".join(f"{c + 1}:1" for c in cols) + "\n")
+
+
+def run(train, out, prior=("--prior", "gaussian:1"), fmt=()):
     """One `sgld sample` under /usr/bin/time -v: its timings and peak memory."""
-    cmd = ["/usr/bin/time", "-v", SGLD, "sample", "--model", "logistic", "--prior", "gaussian:1",
-           "--train", train, "--out", out]
+    cmd = ["/usr/bin/time", "-v", SGLD, "sample", "--model", "logistic", *prior, *fmt,
+           "--train", train, "--out", out, "--overwrite"]
     t0 = time.perf_counter()
     r = subprocess.run(cmd, capture_output=True, text=True)
     wall = time.perf_counter() - t0
@@ -103,8 +142,17 @@ def main():
                    choices=["csv", "npy", "parquet"])
     p.add_argument("--dir", default="/tmp/sgld-scale")
     p.add_argument("--json", help="append each run to this file as a JSON line")
+    p.add_argument("--dims", type=int, nargs="+", default=[],
+                   help="wide dense runs of this many features (instead of --rows)")
+    p.add_argument("--sparse-cols", type=int, nargs="+", default=[],
+                   help="wide sparse (LIBSVM) runs of this many features")
+    p.add_argument("--wide-rows", type=int, default=2000)
+    p.add_argument("--nnz", type=int, default=100)
     a = p.parse_args()
     os.makedirs(a.dir, exist_ok=True)
+    if a.dims or a.sparse_cols:
+        wide(a)
+        return
     print("| N | format | load s | warm-up s | sampling s | wall s | peak MB | mode passes | min ESS | max R̂ | pandas read_csv s |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for n in a.rows:
@@ -122,6 +170,28 @@ def main():
             if a.json:
                 with open(a.json, "a") as out:
                     out.write(json.dumps({"rows": n, "sampler": f"sgld ({f})", **r}) + "\n")
+
+
+def wide(a):
+    """The wide runs, one table row each."""
+    print("| rows × features | data | warm-up s | sampling s | wall s | peak MB | min ESS | max R̂ | warnings |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    runs = [(d, "dense", os.path.join(a.dir, f"wide_{a.wide_rows}x{d}.csv"), ()) for d in a.dims]
+    runs += [(d, f"sparse, {a.nnz} a row", os.path.join(a.dir, f"sparse_{a.wide_rows}x{d}.libsvm"),
+              ("--format", "libsvm")) for d in a.sparse_cols]
+    for d, kind, path, fmt in runs:
+        if fmt:
+            make_sparse(a.wide_rows, d, a.nnz, path)
+        else:
+            make_wide(a.wide_rows, d, path)
+        r = run(path, path + ".out", prior=(), fmt=fmt)
+        warnings = len(json.load(open(os.path.join(path + ".out", "summary.json")))["warnings"])
+        print(f"| {a.wide_rows:,} × {d:,} | {kind} | {r['warmup']:.1f} | {r['sampling']:.1f} | "
+              f"{r['wall']:.1f} | {r['peak_mb']:.0f} | {r['ess']:.0f} | {r['rhat']:.3f} | {warnings} |",
+              flush=True)
+        if a.json:
+            with open(a.json, "a") as out:
+                out.write(json.dumps({"rows": a.wide_rows, "dim": d, "data": kind, **r}) + "\n")
 
 
 if __name__ == "__main__":
