@@ -331,48 +331,9 @@ impl<'m> Hmc<'m> {
         s.force_prop.copy_from_slice(&s.force);
         let mut info = MalaInfo::default();
         info.step.step_size = h as f32;
-        let mut log_p_new = f64::NAN;
-        // A full recomputation of the flow's acceleration once a trajectory (signs at 0).
-        s.sign.fill(0.0);
-        s.accel.fill(0.0);
-        // Every change of `r` is `Lᵀ` of something: the half kicks on either side of a
-        // position update and the flow's own change are summed into `pend` and applied
-        // by one product before the next flow (a leapfrog step reads `r` only there).
-        for (p, &f) in s.pend.iter_mut().zip(&s.force_prop) {
-            *p = 0.5 * h * f;
-        }
-        let kink = self.kink();
-        for k in 0..steps {
-            self.factor.add_t_times(1.0, &s.pend, &mut s.r);
-            if self.flow_deferred(s, h).is_none() {
-                return Ok(reject(info));
-            }
-            for (q, &p) in s.prop.iter_mut().zip(&s.pos) {
-                *q = p as f32;
-            }
-            if !s.prop.iter().all(|x| x.is_finite()) {
-                return Ok(reject(info));
-            }
-            if k + 1 == steps {
-                log_p_new = full_log_posterior(self.model, &s.prop, &mut s.grad, &mut s.tmp);
-            } else {
-                full_grad_log_posterior(self.model, &s.prop, &mut s.grad, &mut s.tmp);
-            }
-            if self
-                .force(&s.prop, &mut s.grad, &mut s.force_prop)
-                .is_none()
-            {
-                return Ok(reject(info));
-            }
-            let c = if k + 1 == steps { 0.5 * h } else { h };
-            for ((p, &f), &w) in s.pend.iter_mut().zip(&s.force_prop).zip(&s.swept) {
-                *p = c * f - kink * w;
-            }
-        }
-        self.factor.add_t_times(1.0, &s.pend, &mut s.r);
-        if !log_p_new.is_finite() {
+        let Some(log_p_new) = self.trajectory(s, h, steps) else {
             return Ok(reject(info));
-        }
+        };
         let log_a = h0 - (-log_p_new / tau + kinetic(&s.r));
         info.log_ratio = if log_a.is_nan() {
             f64::NEG_INFINITY
@@ -387,6 +348,45 @@ impl<'m> Hmc<'m> {
             s.log_p = log_p_new;
         }
         Ok(info)
+    }
+
+    /// `steps` leapfrog steps of `h` from `pos`, `r` and `force_prop`: the log density
+    /// at the end (with `prop`, `force_prop` and `r` there), or `None` where the
+    /// trajectory diverged.
+    fn trajectory(&self, s: &mut HmcState, h: f64, steps: usize) -> Option<f64> {
+        // A full recomputation of the flow's acceleration once a trajectory (signs at 0).
+        s.sign.fill(0.0);
+        s.accel.fill(0.0);
+        // Every change of `r` is `Lᵀ` of something: the half kicks on either side of a
+        // position update and the flow's own change are summed into `pend` and applied
+        // by one product before the next flow (a leapfrog step reads `r` only there).
+        for (p, &f) in s.pend.iter_mut().zip(&s.force_prop) {
+            *p = 0.5 * h * f;
+        }
+        let kink = self.kink();
+        let mut log_p_new = f64::NAN;
+        for k in 0..steps {
+            self.factor.add_t_times(1.0, &s.pend, &mut s.r);
+            self.flow_deferred(s, h)?;
+            for (q, &p) in s.prop.iter_mut().zip(&s.pos) {
+                *q = p as f32;
+            }
+            if !s.prop.iter().all(|x| x.is_finite()) {
+                return None;
+            }
+            if k + 1 == steps {
+                log_p_new = full_log_posterior(self.model, &s.prop, &mut s.grad, &mut s.tmp);
+            } else {
+                full_grad_log_posterior(self.model, &s.prop, &mut s.grad, &mut s.tmp);
+            }
+            self.force(&s.prop, &mut s.grad, &mut s.force_prop)?;
+            let c = if k + 1 == steps { 0.5 * h } else { h };
+            for ((p, &f), &w) in s.pend.iter_mut().zip(&s.force_prop).zip(&s.swept) {
+                *p = c * f - kink * w;
+            }
+        }
+        self.factor.add_t_times(1.0, &s.pend, &mut s.r);
+        log_p_new.is_finite().then_some(log_p_new)
     }
 
     /// The flow's kink force per unit of `M s`: `1/(bτ)` (0 without a kinked prior).
