@@ -331,13 +331,20 @@ const CHUNK: usize = 64;
 /// models whose [`Model::row_width`] is tiny beside their dimension).
 const MAX_CHUNKS_PER_SUM: usize = 1 << 12;
 
-/// Calls `f(chunk, first, last)` with consecutive chunks of the indices `0..n` (at most
-/// 64 at a time), grouped into partial sums of `model`'s size ([`Model::row_width`]):
-/// `first` and `last` say where a partial sum starts and ends.
-fn for_chunks<M: Model + ?Sized>(model: &M, mut f: impl FnMut(&[usize], bool, bool)) {
+/// `out = Σ` over the whole data set of what `add(chunk, tmp)` adds into a cleared
+/// `tmp` for consecutive chunks of at most 64 indices. The chunks are grouped into f32
+/// partial sums of about 64 terms a parameter ([`Model::row_width`]: 64 rows of a dense
+/// model), each added into `out` when full (`out` and `tmp` of length `d`, trusted).
+fn sum_chunks<M: Model + ?Sized>(
+    model: &M,
+    out: &mut [f32],
+    tmp: &mut [f32],
+    mut add: impl FnMut(&[usize], &mut [f32]),
+) {
     let n = model.len();
     let width = model.row_width().max(1);
     let per_sum = (model.dim() / width).clamp(1, MAX_CHUNKS_PER_SUM);
+    crate::kernels::zero(out);
     let mut idx = [0usize; CHUNK];
     let (mut start, mut k) = (0, 0usize);
     while start < n {
@@ -346,32 +353,29 @@ fn for_chunks<M: Model + ?Sized>(model: &M, mut f: impl FnMut(&[usize], bool, bo
             *slot = start + j;
         }
         start += len;
-        let (first, last) = (k % per_sum == 0, start == n || k % per_sum == per_sum - 1);
-        f(&idx[..len], first, last);
+        if k % per_sum == 0 {
+            crate::kernels::zero(tmp);
+        }
+        add(&idx[..len], tmp);
+        if start == n || k % per_sum == per_sum - 1 {
+            for (o, &t) in out.iter_mut().zip(tmp.iter()) {
+                *o += t;
+            }
+        }
         k += 1;
     }
 }
 
-/// `out = Σᵢ ∇log p(xᵢ|θ)` over the whole data set, in partial sums of about 64 terms a
-/// parameter (64 rows of a dense model) added in f32 (`tmp` is a workspace; both of
-/// length `d`, trusted).
+/// `out = Σᵢ ∇log p(xᵢ|θ)` over the whole data set ([`sum_chunks`]; `tmp` is a
+/// workspace; both of length `d`, trusted).
 fn full_log_lik_grad_into<M: Model + ?Sized>(
     model: &M,
     theta: &[f32],
     out: &mut [f32],
     tmp: &mut [f32],
 ) {
-    crate::kernels::zero(out);
-    for_chunks(model, |chunk, first, last| {
-        if first {
-            crate::kernels::zero(tmp);
-        }
-        model.add_log_lik_grad(theta, chunk, tmp);
-        if last {
-            for (o, &t) in out.iter_mut().zip(tmp.iter()) {
-                *o += t;
-            }
-        }
+    sum_chunks(model, out, tmp, |chunk, tmp| {
+        model.add_log_lik_grad(theta, chunk, tmp)
     });
 }
 
@@ -398,18 +402,9 @@ pub fn full_log_posterior<M: Model + ?Sized>(
     grad: &mut [f32],
     tmp: &mut [f32],
 ) -> f64 {
-    crate::kernels::zero(grad);
     let mut lp = model.log_prior(theta);
-    for_chunks(model, |chunk, first, last| {
-        if first {
-            crate::kernels::zero(tmp);
-        }
+    sum_chunks(model, grad, tmp, |chunk, tmp| {
         lp += model.add_log_lik_grad_and_value(theta, chunk, tmp);
-        if last {
-            for (o, &t) in grad.iter_mut().zip(tmp.iter()) {
-                *o += t;
-            }
-        }
     });
     model.add_log_prior_grad(theta, grad);
     lp

@@ -265,58 +265,7 @@ impl<'a, P: Prior, I: SparseIndex> LogisticSparse<'a, P, I> {
     pub fn margin(&self, theta: &[f32], i: usize) -> f32 {
         imp::sparse_dot(self.rows.row(i), theta)
     }
-}
 
-impl<P: Prior, I: SparseIndex> Model for LogisticSparse<'_, P, I> {
-    fn dim(&self) -> usize {
-        self.rows.dim()
-    }
-    fn len(&self) -> usize {
-        self.y.len()
-    }
-    /// The rows' mean count of indices, rounded up (at least 1).
-    fn row_width(&self) -> usize {
-        self.rows
-            .indices
-            .len()
-            .div_ceil(self.rows.len().max(1))
-            .clamp(1, self.dim().max(1))
-    }
-    fn add_log_prior_grad(&self, theta: &[f32], grad: &mut [f32]) {
-        self.prior.add_grad(theta, grad);
-    }
-    /// In chunks of sixteen rows: every row's label and extent, a touch of every row's
-    /// first index (so the rows' cache misses overlap), every row's margin, the weights
-    /// `yᵢ σ(−yᵢ βᵀxᵢ)` in one vector pass, then the scatter-adds.
-    fn add_log_lik_grad(&self, theta: &[f32], batch: &[usize], grad: &mut [f32]) {
-        self.add_chunks(theta, batch, grad, |_, _| {});
-    }
-    /// The gradient's pass, each row's `log σ(yᵢ βᵀxᵢ)` taken from the margin it
-    /// computes (a full-data pass reads every row once, not twice).
-    fn add_log_lik_grad_and_value(&self, theta: &[f32], batch: &[usize], grad: &mut [f32]) -> f64 {
-        // −0.0, where `Iterator::sum` of floats starts: an empty batch gives its bits.
-        let mut sum = -0.0f64;
-        self.add_chunks(theta, batch, grad, |i, z| {
-            if let Some(&y) = self.y.get(i) {
-                sum += log_sigmoid(y * z) as f64;
-            }
-        });
-        sum
-    }
-    /// Each row's indices and its label (the row's extent is read to find them).
-    #[inline]
-    fn prefetch(&self, batch: &[usize]) {
-        prefetch_rows(batch, self.y, |i| self.rows.row(i));
-    }
-    fn log_prior(&self, theta: &[f32]) -> f64 {
-        self.prior.log_density(theta)
-    }
-    fn log_lik(&self, theta: &[f32], batch: &[usize]) -> f64 {
-        log_lik(self.y, batch, |i| self.margin(theta, i))
-    }
-}
-
-impl<P: Prior, I: SparseIndex> LogisticSparse<'_, P, I> {
     /// [`Model::add_log_lik_grad`]'s pass, handing `row(i, margin)` each row's margin
     /// in the batch's order.
     #[inline(always)]
@@ -352,6 +301,51 @@ impl<P: Prior, I: SparseIndex> LogisticSparse<'_, P, I> {
                 imp::sparse_axpy(c[k], rows[k], grad);
             }
         }
+    }
+}
+
+impl<P: Prior, I: SparseIndex> Model for LogisticSparse<'_, P, I> {
+    fn dim(&self) -> usize {
+        self.rows.dim()
+    }
+    fn len(&self) -> usize {
+        self.y.len()
+    }
+    /// The rows' mean count of indices, rounded up.
+    fn row_width(&self) -> usize {
+        self.rows.indices.len().div_ceil(self.rows.len().max(1))
+    }
+    fn add_log_prior_grad(&self, theta: &[f32], grad: &mut [f32]) {
+        self.prior.add_grad(theta, grad);
+    }
+    /// In chunks of sixteen rows: every row's label and extent, a touch of every row's
+    /// first index (so the rows' cache misses overlap), every row's margin, the weights
+    /// `yᵢ σ(−yᵢ βᵀxᵢ)` in one vector pass, then the scatter-adds.
+    fn add_log_lik_grad(&self, theta: &[f32], batch: &[usize], grad: &mut [f32]) {
+        self.add_chunks(theta, batch, grad, |_, _| {});
+    }
+    /// Each row's indices and its label (the row's extent is read to find them).
+    #[inline]
+    fn prefetch(&self, batch: &[usize]) {
+        prefetch_rows(batch, self.y, |i| self.rows.row(i));
+    }
+    fn log_prior(&self, theta: &[f32]) -> f64 {
+        self.prior.log_density(theta)
+    }
+    fn log_lik(&self, theta: &[f32], batch: &[usize]) -> f64 {
+        log_lik(self.y, batch, |i| self.margin(theta, i))
+    }
+    /// The gradient's pass, each row's `log σ(yᵢ βᵀxᵢ)` taken from the margin it
+    /// computes (a full-data pass reads every row once, not twice).
+    fn add_log_lik_grad_and_value(&self, theta: &[f32], batch: &[usize], grad: &mut [f32]) -> f64 {
+        // −0.0, where `Iterator::sum` of floats starts: an empty batch gives its bits.
+        let mut sum = -0.0f64;
+        self.add_chunks(theta, batch, grad, |i, z| {
+            if let Some(&y) = self.y.get(i) {
+                sum += log_sigmoid(y * z) as f64;
+            }
+        });
+        sum
     }
 }
 

@@ -476,10 +476,18 @@ impl<'m> Hmc<'m> {
     }
 }
 
+/// Whether a coordinate at `c` on side `sg`, moving at `v` under `a`, stays off 0 for
+/// time `t`: within `t` it moves at most `(|v| + |a|t/2)·t`, and its distance from 0 is
+/// beyond that by [`REACH_SLACK`].
+#[inline(always)]
+fn out_of_reach(c: f64, v: f64, a: f64, sg: f64, t: f64) -> bool {
+    c * sg > (v.abs() + 0.5 * a.abs() * t) * t * REACH_SLACK
+}
+
 /// The first kink ahead within `left` in the coupled flow: `(time, coordinate)`, or
-/// `(left, None)`. A coordinate can move at most `(|v| + |a|T/2)·T` within time `T`, so
-/// eight at a time are first checked against that reach (a vectorised compare) and the
-/// roots are solved only where one of them can get to 0; `just`, at 0, always is.
+/// `(left, None)`. Eight coordinates at a time are first checked with [`out_of_reach`]
+/// (a vectorised compare) and the roots are solved only where one of them can get to
+/// 0; `just`, at 0, always can.
 fn next_crossing(s: &HmcState, left: f64, just: Option<usize>) -> (f64, Option<usize>) {
     let mut first = (left, None);
     let d = s.pos.len();
@@ -496,10 +504,10 @@ fn next_crossing(s: &HmcState, left: f64, just: Option<usize>) -> (f64, Option<u
     let (g, _) = s.sign.as_chunks::<8>();
     for (k, (((p, v), a), g)) in p.iter().zip(v).zip(a).zip(g).enumerate() {
         let t = first.0;
-        // `!far` rather than `<=`: a NaN is near, and its root says what it is.
+        // `!far` rather than a compare the other way: a NaN is near, and its root says
+        // what it is.
         let near = (0..8).fold(false, |near, i| {
-            let far = p[i] * g[i] > (v[i].abs() + 0.5 * a[i].abs() * t) * t * REACH_SLACK;
-            near | !far
+            near | !out_of_reach(p[i], v[i], a[i], g[i], t)
         });
         if near {
             for j in 8 * k..8 * k + 8 {
@@ -523,8 +531,8 @@ fn flow_diagonal(s: &mut HmcState, h: f64, kink: f64, m: &[f64]) -> Option<usize
     for (j, &mj) in m.iter().enumerate() {
         let (mut c, mut v, mut sg) = (s.pos[j], s.v[j], s.sign[j]);
         let a = kink * sg * mj;
-        if c * sg > (v.abs() + 0.5 * a.abs() * h) * h * REACH_SLACK {
-            // Out of reach of 0 for the whole step (as in `next_crossing`): one parabola.
+        if out_of_reach(c, v, a, sg, h) {
+            // No kink within the step: one parabola.
             (s.pos[j], s.v[j], s.swept[j]) = (c + h * (v - 0.5 * a * h), v - a * h, sg * h);
             continue;
         }
