@@ -512,13 +512,8 @@ impl<M: Model> GradientEstimator for ControlVariate<'_, M> {
     }
 
     fn estimate(&self, theta: &[f32], batch: &[usize], grad: &mut [f32]) {
-        // grad = Σ_b ∇log p(x|θ) − Σ_b ∇log p(x|θ̂), built with add-only model calls.
-        crate::kernels::zero(grad);
-        self.model.add_log_lik_grad(self.centre, batch, grad);
-        for g in grad.iter_mut() {
-            *g = -*g;
-        }
-        self.model.add_log_lik_grad(theta, batch, grad);
+        self.model
+            .log_lik_grad_difference(theta, self.centre, batch, grad);
         let scale = batch_scale(self.model.len(), batch.len());
         for (g, &c) in grad.iter_mut().zip(self.centre_grad) {
             *g = *g * scale + c;

@@ -739,3 +739,64 @@ fn full_data_passes_add_every_row_once_whatever_the_row_width() {
         }
     }
 }
+
+#[test]
+fn control_variate_differences_are_the_two_sums_and_zero_at_the_centre() {
+    // The one-read passes of the logistic rows (dense, index lists of two widths,
+    // bitmaps) and of the GLMs, against the two sums they replace (the default's): a
+    // batch past one chunk of sixteen with repeats, one that ends inside a chunk with an
+    // index past the end (skipped), the empty batch.
+    use sgld::models::{DenseRows, Glm, Poisson, Probit};
+    let (n, d) = (53, 124);
+    let (offsets, idx, y) = binary_rows(n, d, 21);
+    let rows = SparseRows::new(&offsets, &idx, d).unwrap();
+    let narrow: Vec<u8> = idx.iter().map(|&j| j as u8).collect();
+    let words = bitmaps(&rows);
+    let prior = Laplace::new(1.0).unwrap();
+    let sparse = LogisticSparse::new(rows, &y, prior).unwrap();
+    let sparse8 = LogisticSparse::new(SparseRows::narrow(&offsets, &narrow, d).unwrap(), &y, prior);
+    let bits = LogisticBits::new(BitRows::new(&words, d).unwrap(), &y, prior).unwrap();
+    let x: Vec<f32> = normals(n * d, 22).iter().map(|v| 0.3 * v).collect();
+    let dense = LogisticDense::new(&x, &y, d, prior).unwrap();
+    let counts: Vec<f32> = normals(n, 23)
+        .iter()
+        .map(|v| (2.0 * v.abs()).floor())
+        .collect();
+    let design = DenseRows::new(&x, d).unwrap();
+    let poisson = Glm::new(design, &counts, Poisson, prior).unwrap();
+    let probit = Glm::new(design, &y, Probit, prior).unwrap();
+    let models: [&dyn Model; 6] = [&dense, &sparse, &sparse8.unwrap(), &bits, &poisson, &probit];
+    let theta = grid(&normals(d, 24).iter().map(|v| 0.1 * v).collect::<Vec<_>>());
+    let centre: Vec<f32> = normals(d, 25).iter().map(|v| 0.1 * v).collect();
+    let long: Vec<usize> = (0..n).chain((0..n).rev()).step_by(3).collect();
+    for (k, m) in models.into_iter().enumerate() {
+        for batch in [&long[..], &[5, 5, 52, n][..], &[][..]] {
+            let mut got = vec![0.5f32; d];
+            m.log_lik_grad_difference(&theta, &centre, batch, &mut got);
+            // The rows' terms one at a time in f64, and the sum of their sizes.
+            let (mut want, mut size) = (vec![0.0f64; d], vec![0.0f64; d]);
+            let mut one = vec![0.0f32; d];
+            for &i in batch {
+                for (point, sign) in [(&theta, 1.0), (&centre, -1.0)] {
+                    one.fill(0.0);
+                    m.add_log_lik_grad(point, &[i], &mut one);
+                    for j in 0..d {
+                        want[j] += sign * one[j] as f64;
+                        size[j] += one[j].abs() as f64;
+                    }
+                }
+            }
+            for j in 0..d {
+                assert!(
+                    (got[j] as f64 - want[j]).abs() <= 1e-6 * size[j],
+                    "model {k}, batch {batch:?}, coordinate {j}: {} vs {}",
+                    got[j],
+                    want[j]
+                );
+            }
+            // At the centre each item's two terms cancel exactly.
+            m.log_lik_grad_difference(&centre, &centre, batch, &mut got);
+            assert!(got.iter().all(|&g| g == 0.0), "model {k}, batch {batch:?}");
+        }
+    }
+}

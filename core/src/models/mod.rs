@@ -84,6 +84,29 @@ pub trait Model {
         side();
     }
 
+    /// `out = Σ_{i ∈ batch} [∇ log p(xᵢ|θ) − ∇ log p(xᵢ|θ̂)]`, overwriting `out`: the
+    /// mini-batch part of the control-variate estimate (SGLD-CV eq. 4,
+    /// [`ControlVariate`](crate::gradient::ControlVariate)) at `theta` around `centre`.
+    ///
+    /// The default makes both sums ([`add_log_lik_grad`](Self::add_log_lik_grad) at
+    /// `centre`, negated, then at `theta`): every item read twice and two updates of
+    /// `out` per item. A model whose item's gradient is a weight times the item (a GLM's
+    /// row) overrides it to read each item once and add the difference of its two
+    /// weights; the sum then rounds differently, within a few ulps per term.
+    #[inline]
+    fn log_lik_grad_difference(
+        &self,
+        theta: &[f32],
+        centre: &[f32],
+        batch: &[usize],
+        out: &mut [f32],
+    ) {
+        crate::kernels::zero(out);
+        self.add_log_lik_grad(centre, batch, out);
+        crate::kernels::scale(out, -1.0);
+        self.add_log_lik_grad(theta, batch, out);
+    }
+
     /// Hints that the items of `batch` are read next (a prefetch of their rows into the
     /// cache where the target has one). Changes no result; the default does nothing.
     #[inline]
@@ -155,6 +178,15 @@ impl<M: Model + ?Sized> Model for &M {
     #[inline]
     fn row_width(&self) -> usize {
         (**self).row_width()
+    }
+    fn log_lik_grad_difference(
+        &self,
+        theta: &[f32],
+        centre: &[f32],
+        batch: &[usize],
+        out: &mut [f32],
+    ) {
+        (**self).log_lik_grad_difference(theta, centre, batch, out)
     }
     fn log_prior(&self, theta: &[f32]) -> f64 {
         (**self).log_prior(theta)

@@ -86,8 +86,10 @@ pub fn write(
     chains: &[Chain],
     lp: Option<&[Vec<f64>]>,
 ) -> Result<(), String> {
+    use rayon::prelude::*;
     let stan = names(param_names);
-    for (c, ch) in chains.iter().enumerate() {
+    // One file a chain, formatted in parallel; the first error in chain order.
+    chains.par_iter().enumerate().try_for_each(|(c, ch)| {
         // CmdStan numbers chains from 1.
         let id = ch.id + 1;
         write_csv(
@@ -98,9 +100,8 @@ pub fn write(
             &stan,
             ch,
             lp.and_then(|l| l.get(c)).map(Vec::as_slice),
-        )?;
-    }
-    Ok(())
+        )
+    })
 }
 
 fn write_csv(

@@ -211,13 +211,42 @@ fn write_files(
     lp: Option<&[Vec<f64>]>,
 ) -> Result<Vec<PathBuf>, String> {
     let mut files = vec![cfg.out.join("draws.csv")];
-    output::write_draws(&super::files::partial(&files[0]), names, shown)?;
-    if let Some(blocks) = target.supports {
+    if target.supports.is_some() {
         files.push(cfg.out.join("unconstrained.csv"));
-        let u_names = crate::constrained::unconstrained_names(blocks, &target.names);
-        let path = super::files::partial(&cfg.out.join("unconstrained.csv"));
-        output::write_draws(&path, &u_names, &sampled.chains)?;
     }
+    // draws.csv and unconstrained.csv beside the CmdStan files (each formats numbers).
+    let (draws, stan) = rayon::join(
+        || {
+            output::write_draws(&super::files::partial(&files[0]), names, shown)?;
+            if let Some(blocks) = target.supports {
+                let u_names = crate::constrained::unconstrained_names(blocks, &target.names);
+                let path = super::files::partial(&files[1]);
+                output::write_draws(&path, &u_names, &sampled.chains)?;
+            }
+            Ok::<(), String>(())
+        },
+        || write_cmdstan(target, cfg, sampled, shown, names, lp),
+    );
+    draws?;
+    stan?;
+    for c in &sampled.chains {
+        files.push(cfg.out.join(format!("chain_{}.csv", c.id + 1)));
+        if c.draws.path().is_some() {
+            files.push(chains::npy_path(&cfg.out, c.id));
+        }
+    }
+    Ok(files)
+}
+
+/// The CmdStan files (`chain_<id>.csv`) under their partial names.
+fn write_cmdstan(
+    target: &Target<'_>,
+    cfg: &SampleOptions,
+    sampled: &Sampled,
+    shown: &[Chain],
+    names: &[String],
+    lp: Option<&[Vec<f64>]>,
+) -> Result<(), String> {
     let command_line = cfg.command_line.join(" ");
     let header = cmdstan::Header {
         model: &target.name,
@@ -229,14 +258,7 @@ fn write_files(
         seconds: sampled.seconds,
         command_line: &command_line,
     };
-    cmdstan::write(&cfg.out, &header, names, shown, lp)?;
-    for c in &sampled.chains {
-        files.push(cfg.out.join(format!("chain_{}.csv", c.id + 1)));
-        if c.draws.path().is_some() {
-            files.push(chains::npy_path(&cfg.out, c.id));
-        }
-    }
-    Ok(files)
+    cmdstan::write(&cfg.out, &header, names, shown, lp)
 }
 
 /// `--weighting`, `auto` resolved: uniform for a constant step, else by the step.
