@@ -746,7 +746,7 @@ fn control_variate_differences_are_the_two_sums_and_zero_at_the_centre() {
     // bitmaps) and of the GLMs, against the two sums they replace (the default's): a
     // batch past one chunk of sixteen with repeats, one that ends inside a chunk with an
     // index past the end (skipped), the empty batch.
-    use sgld::models::{DenseRows, Glm, Poisson, Probit};
+    use sgld::models::{DenseRows, Glm, Logit, Poisson, Probit, ValuedRows};
     let (n, d) = (53, 124);
     let (offsets, idx, y) = binary_rows(n, d, 21);
     let rows = SparseRows::new(&offsets, &idx, d).unwrap();
@@ -765,7 +765,23 @@ fn control_variate_differences_are_the_two_sums_and_zero_at_the_centre() {
     let design = DenseRows::new(&x, d).unwrap();
     let poisson = Glm::new(design, &counts, Poisson, prior).unwrap();
     let probit = Glm::new(design, &y, Probit, prior).unwrap();
-    let models: [&dyn Model; 6] = [&dense, &sparse, &sparse8.unwrap(), &bits, &poisson, &probit];
+    let ones = vec![1.0f32; idx.len()];
+    let valued = Glm::new(
+        ValuedRows::new(SparseRows::new(&offsets, &idx, d).unwrap(), &ones).unwrap(),
+        &y,
+        Logit,
+        prior,
+    )
+    .unwrap();
+    let models: [&dyn Model; 7] = [
+        &dense,
+        &sparse,
+        &sparse8.unwrap(),
+        &bits,
+        &poisson,
+        &probit,
+        &valued,
+    ];
     let theta = grid(&normals(d, 24).iter().map(|v| 0.1 * v).collect::<Vec<_>>());
     let centre: Vec<f32> = normals(d, 25).iter().map(|v| 0.1 * v).collect();
     let long: Vec<usize> = (0..n).chain((0..n).rev()).step_by(3).collect();
@@ -799,4 +815,53 @@ fn control_variate_differences_are_the_two_sums_and_zero_at_the_centre() {
             assert!(got.iter().all(|&g| g == 0.0), "model {k}, batch {batch:?}");
         }
     }
+}
+
+#[test]
+fn logistic_regression_on_rows_with_values_is_the_dense_model() {
+    // Valued rows (a tf-idf-like design: a few non-zeros of varied sizes a row) as the
+    // logit GLM, against LogisticDense on the same rows written out in full: the same
+    // gradient and log-likelihood up to the order of the sums, and finite differences.
+    use sgld::models::{Design, Glm, Logit, ValuedRows};
+    let (n, d) = (70, 300);
+    let u = normals(n * 8 + n, 31);
+    let (mut offsets, mut idx, mut vals) = (vec![0usize], Vec::<u16>::new(), Vec::new());
+    let mut dense = vec![0.0f32; n * d];
+    for i in 0..n {
+        let mut row: Vec<u16> = (0..8).map(|k| ((i * 131 + k * 37) % d) as u16).collect();
+        row.sort_unstable();
+        row.dedup();
+        for (k, &j) in row.iter().enumerate() {
+            let v = 0.2 + u[i * 8 + k].abs();
+            dense[i * d + j as usize] = v;
+            vals.push(v);
+        }
+        idx.extend(row);
+        offsets.push(idx.len());
+    }
+    let y: Vec<f32> = (0..n)
+        .map(|i| if u[n * 8 + i] > 0.0 { 1.0 } else { -1.0 })
+        .collect();
+    let prior = Laplace::new(1.0).unwrap();
+    let rows = ValuedRows::new(SparseRows::narrow(&offsets, &idx, d).unwrap(), &vals).unwrap();
+    assert_eq!(rows.row_width(), 8);
+    let valued = Glm::new(rows, &y, Logit, prior).unwrap();
+    let full = LogisticDense::new(&dense, &y, d, prior).unwrap();
+    assert_eq!(valued.row_width(), 8);
+    let theta = grid(&normals(d, 32).iter().map(|v| 0.5 * v).collect::<Vec<_>>());
+    let batch: Vec<usize> = (0..n).chain([3, 3, n + 5]).collect();
+    let (mut gv, mut gd) = (vec![0.0f32; d], vec![0.0f32; d]);
+    valued.add_log_lik_grad(&theta, &batch, &mut gv);
+    full.add_log_lik_grad(&theta, &batch, &mut gd);
+    for j in 0..d {
+        assert!(
+            (gv[j] - gd[j]).abs() <= 1e-5 * (1.0 + gd[j].abs()),
+            "{j}: {} vs {}",
+            gv[j],
+            gd[j]
+        );
+    }
+    let (lv, ld) = (valued.log_lik(&theta, &batch), full.log_lik(&theta, &batch));
+    assert!((lv - ld).abs() <= 1e-5 * ld.abs(), "{lv} vs {ld}");
+    check_gradients(&valued, &theta, &[0, 5, 5, 69], 1e-3);
 }

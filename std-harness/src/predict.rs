@@ -23,6 +23,14 @@ fn margin(test: &Dataset, i: usize, beta: &[f32]) -> f64 {
             .iter()
             .map(|&j| beta[j as usize] as f64)
             .sum(),
+        Features::SparseValued {
+            offsets,
+            indices,
+            values,
+            ..
+        } => (offsets[i]..offsets[i + 1])
+            .map(|k| values[k] as f64 * beta[indices[k] as usize] as f64)
+            .sum(),
     }
 }
 

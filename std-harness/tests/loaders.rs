@@ -39,6 +39,7 @@ fn libsvm_good_binary_rows_stay_sparse() {
     assert_eq!(b.names.last().map(String::as_str), Some("bias"));
 }
 
+/// Rows with values at least a sixteenth filled are made dense.
 #[test]
 fn libsvm_real_values_become_dense() {
     let dir = tempfile::tempdir().unwrap();
@@ -50,6 +51,48 @@ fn libsvm_real_values_become_dense() {
             x: vec![0.5, 0.0, -2.0, 0.0, 0.001, 0.0],
             d: 3
         }
+    );
+}
+
+#[test]
+fn libsvm_sparse_real_values_stay_sparse_with_their_values() {
+    // Three rows of 40 features, four non-zeros in all (a fortieth filled): kept as
+    // rows with values; every operation on them agrees with the dense matrix.
+    let dir = tempfile::tempdir().unwrap();
+    let p = file(&dir, "t.txt", "1 3:0.5 40:-2\n-1 7:0.25\n1 1:3\n");
+    let d = libsvm::read(&p).unwrap();
+    match &d.features {
+        Features::SparseValued {
+            offsets,
+            indices,
+            values,
+            d,
+        } => {
+            assert_eq!(offsets, &vec![0, 2, 3, 4]);
+            assert_eq!(indices, &vec![2, 39, 6, 0]);
+            assert_eq!(values, &vec![0.5, -2.0, 0.25, 3.0]);
+            assert_eq!(*d, 40);
+        }
+        other => panic!("expected sparse rows with values, got {other:?}"),
+    }
+    let x = d.dense().unwrap();
+    assert_eq!(
+        (x.len(), x[2], x[39], x[40 + 6], x[80]),
+        (120, 0.5, -2.0, 0.25, 3.0)
+    );
+    let cell = |ds: &data::Dataset, i: usize, j: usize| ds.dense().unwrap()[i * ds.dim() + j];
+    let s = d.subset(&[2, 0]);
+    assert_eq!(
+        (s.y.clone(), cell(&s, 0, 0), cell(&s, 1, 39)),
+        (vec![1.0, 1.0], 3.0, -2.0)
+    );
+    let b = d.clone().with_bias();
+    assert_eq!((b.dim(), cell(&b, 1, 40), cell(&b, 1, 6)), (41, 1.0, 0.25));
+    assert_eq!(d.rows_beyond(10), 1);
+    let narrow = d.with_dim(10);
+    assert_eq!(
+        (narrow.dim(), cell(&narrow, 0, 2), narrow.rows_beyond(5)),
+        (10, 0.5, 1)
     );
 }
 
@@ -83,9 +126,13 @@ fn libsvm_malformed_files_name_file_line_and_problem() {
     let p = file(&dir, "huge", "1 4000000000:0.5\n-1 1:2\n");
     let e = libsvm::read(&p).unwrap_err();
     assert!(e.line == 1 && e.what.contains("too large"), "{e}");
+    // Values in rows of 16 M features stay sparse: no dense matrix is made.
     let p = file(&dir, "wide", &"1 16000000:0.5\n".repeat(20));
-    let e = libsvm::read(&p).unwrap_err();
-    assert!(e.what.contains("dense matrix"), "{e}");
+    let d = libsvm::read(&p).unwrap();
+    let Features::SparseValued { values, d: dim, .. } = &d.features else {
+        panic!("expected sparse rows with values");
+    };
+    assert_eq!((values.len(), *dim), (20, 16_000_000));
     let missing = libsvm::read(&dir.path().join("nope")).unwrap_err();
     assert!(missing.what.contains("cannot read"), "{missing}");
 }

@@ -72,7 +72,7 @@ fn rows(d: &Dataset) -> (&[usize], &[u32]) {
         Features::SparseBinary {
             offsets, indices, ..
         } => (offsets, indices),
-        Features::Dense { .. } => panic!("a9a is sparse binary"),
+        _ => panic!("a9a is sparse binary"),
     }
 }
 

@@ -1,6 +1,7 @@
 //! Generalised linear models: a response [`Family`] and its link over rows of features
-//! ([`Design`]), with any [`Prior`] — Poisson regression of counts with a log link and
-//! probit regression of ±1 labels.
+//! ([`Design`]), with any [`Prior`] — Poisson regression of counts with a log link,
+//! probit regression of ±1 labels, and logistic regression ([`Logit`]) on rows the
+//! logistic models do not take (sparse rows with values).
 //!
 //! With the linear predictor `ηᵢ = βᵀxᵢ`, the per-example gradient is
 //! `∇_β log p(yᵢ|ηᵢ) = s(yᵢ, ηᵢ) xᵢ`, the family's score `s = ∂ log p/∂η` times the row:
@@ -10,6 +11,7 @@
 use super::{BitRows, HALF_LN_TAU, Model, Prior, SparseRows, check_matrix};
 use crate::error::{Error, check_len};
 use crate::kernels::{SparseIndex, imp};
+use crate::math::{log_sigmoid_f64, sigmoid};
 
 /// A response family with its link: how `log p(y|η)` depends on the linear predictor.
 pub trait Family: Copy + core::fmt::Debug {
@@ -19,6 +21,28 @@ pub trait Family: Copy + core::fmt::Debug {
     fn score(y: f32, eta: f32) -> f32;
     /// `log p(y|η)`, up to a term in `y` alone, in f64.
     fn log_lik(y: f64, eta: f64) -> f64;
+}
+
+/// ±1 labels with a logit link: `p(y|η) = σ(yη)`, score `y σ(−yη)` — logistic
+/// regression (§5.2) on any [`Design`], e.g. sparse rows with values
+/// ([`super::ValuedRows`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Logit;
+
+impl Family for Logit {
+    fn check(y: f32) -> Result<(), Error> {
+        super::check_labels(
+            core::slice::from_ref(&y),
+            "logistic labels must be -1 or +1",
+        )
+    }
+    #[inline]
+    fn score(y: f32, eta: f32) -> f32 {
+        y * sigmoid(-y * eta)
+    }
+    fn log_lik(y: f64, eta: f64) -> f64 {
+        log_sigmoid_f64(y * eta)
+    }
 }
 
 /// Counts with a log link: `y ~ Poisson(e^η)`, `log p(y|η) = yη − e^η − ln y!`, score
@@ -138,6 +162,11 @@ pub trait Design {
             self.add_scaled(i, ck, grad);
         }
     }
+    /// The features an average row has that are not 0, at most [`dim`](Design::dim)
+    /// (the GLM's [`Model::row_width`]). The default, `dim`, says every row is full.
+    fn row_width(&self) -> usize {
+        self.dim()
+    }
 }
 
 /// Dense rows: `x` is `N × d` row-major.
@@ -222,6 +251,10 @@ impl<I: SparseIndex> Design for SparseRows<'_, I> {
     fn len(&self) -> usize {
         SparseRows::len(self)
     }
+    /// The rows' mean count of indices, rounded up.
+    fn row_width(&self) -> usize {
+        self.nnz().div_ceil(SparseRows::len(self).max(1))
+    }
     fn dim(&self) -> usize {
         SparseRows::dim(self)
     }
@@ -295,6 +328,9 @@ impl<R: Design, F: Family, P: Prior> Model for Glm<'_, R, F, P> {
     }
     fn len(&self) -> usize {
         self.y.len()
+    }
+    fn row_width(&self) -> usize {
+        self.rows.row_width()
     }
     fn add_log_prior_grad(&self, theta: &[f32], grad: &mut [f32]) {
         self.prior.add_grad(theta, grad);

@@ -201,14 +201,25 @@ impl<'a, I: SparseIndex> SparseRows<'a, I> {
         self.dim
     }
 
+    /// Number of indices, all rows together.
+    pub fn nnz(&self) -> usize {
+        self.indices.len()
+    }
+
     /// The non-zero feature indices of row `i` (empty past the end).
     pub fn row(&self, i: usize) -> &'a [I] {
+        let (a, b) = self.extent(i);
+        self.indices.get(a..b).unwrap_or(&[])
+    }
+
+    /// Where row `i`'s indices start and end (`(0, 0)` past the end).
+    pub(crate) fn extent(&self, i: usize) -> (usize, usize) {
         match (
             self.offsets.get(i),
             i.checked_add(1).and_then(|j| self.offsets.get(j)),
         ) {
-            (Some(&a), Some(&b)) => self.indices.get(a..b).unwrap_or(&[]),
-            _ => &[],
+            (Some(&a), Some(&b)) => (a, b),
+            _ => (0, 0),
         }
     }
 }

@@ -14,15 +14,19 @@ mod logistic;
 mod mixture;
 mod mlp;
 mod prior;
+mod valued;
 
 pub use dist::{Dist, PerBlock};
 pub use gaussian_mean::GaussianMean;
-pub use glm::{DenseRows, Design, Family, Glm, Poisson, Probit, inverse_mills, log_normal_cdf};
+pub use glm::{
+    DenseRows, Design, Family, Glm, Logit, Poisson, Probit, inverse_mills, log_normal_cdf,
+};
 pub use linreg::LinearRegression;
 pub use logistic::{BitRows, LogisticBits, LogisticDense, LogisticSparse, SparseRows};
 pub use mixture::TiedMixture;
 pub use mlp::{Mlp, Noise};
 pub use prior::{Flat, Gaussian, Laplace, Prior};
+pub use valued::ValuedRows;
 
 /// A Bayesian model `p(θ) Πᵢ p(xᵢ|θ)` over `N` data items.
 ///

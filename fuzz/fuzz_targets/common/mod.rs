@@ -87,18 +87,28 @@ pub fn consistent(d: &sgld_harness::data::Dataset) {
             offsets,
             indices,
             d: dim,
+        } => rows_increase(offsets, indices, *dim, d.y.len()),
+        Features::SparseValued {
+            offsets,
+            indices,
+            values,
+            d: dim,
         } => {
-            assert_eq!(offsets.len(), d.y.len() + 1);
-            for w in offsets.windows(2) {
-                let row = &indices[w[0]..w[1]];
-                assert!(
-                    row.windows(2).all(|p| p[0] < p[1]) && row.iter().all(|&j| (j as usize) < *dim)
-                );
-            }
+            rows_increase(offsets, indices, *dim, d.y.len());
+            assert!(values.len() == indices.len() && values.iter().all(|v| v.is_finite()));
         }
         Features::Dense { x, d: dim } => {
             assert_eq!(x.len(), d.y.len() * dim);
             assert!(x.iter().all(|v| v.is_finite()));
         }
+    }
+}
+
+/// `n` sparse rows, each's indices strictly increasing and below `dim`.
+fn rows_increase(offsets: &[usize], indices: &[u32], dim: usize, n: usize) {
+    assert_eq!(offsets.len(), n + 1);
+    for w in offsets.windows(2) {
+        let row = &indices[w[0]..w[1]];
+        assert!(row.windows(2).all(|p| p[0] < p[1]) && row.iter().all(|&j| (j as usize) < dim));
     }
 }

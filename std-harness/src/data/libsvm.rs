@@ -1,8 +1,10 @@
 //! LIBSVM / svmlight sparse text: one row per line, `label idx:value idx:value …`, indices
 //! 1-based and strictly increasing. Labels are ±1 or 0/1 (0 is read as −1).
 //!
-//! When every value is 1 the rows are kept sparse (binary, as a9a); otherwise they are
-//! made dense.
+//! When every value is 1 the rows are kept sparse and binary (as a9a). Rows with other
+//! values are made dense when at least a sixteenth of the matrix is filled (a row's SIMD
+//! product over all its features then costs no more than gathering its non-zeros) and
+//! it fits; otherwise they stay sparse with their values (tf-idf text as rcv1).
 
 use std::path::Path;
 
@@ -73,7 +75,8 @@ impl Rows {
         self.binary &= other.binary;
     }
 
-    /// The data set: binary rows stay sparse, others are made dense.
+    /// The data set: binary rows stay sparse, others are made dense where
+    /// [`keep_dense`] says so.
     fn finish(self, path: &Path) -> Result<Dataset, DataError> {
         let Rows {
             y,
@@ -87,23 +90,6 @@ impl Rows {
         if y.is_empty() {
             return Err(DataError::new(path, 0, "no data rows (empty file)"));
         }
-        if !binary {
-            let values = y
-                .len()
-                .checked_mul(d)
-                .filter(|&v| v <= super::MAX_DENSE_VALUES);
-            if values.is_none() {
-                return Err(DataError::new(
-                    path,
-                    0,
-                    format!(
-                        "{} rows x {d} features with non-binary values would need a dense matrix of more than {} values",
-                        y.len(),
-                        super::MAX_DENSE_VALUES
-                    ),
-                ));
-            }
-        }
         let names = (1..=d).map(|j| j.to_string()).collect();
         let features = if binary {
             Features::SparseBinary {
@@ -111,14 +97,16 @@ impl Rows {
                 indices,
                 d,
             }
-        } else {
-            let mut x = vec![0.0f32; y.len() * d];
-            for (i, w) in offsets.windows(2).enumerate() {
-                for k in w[0]..w[1] {
-                    x[i * d + indices[k] as usize] = values[k];
-                }
-            }
+        } else if keep_dense(y.len(), d, indices.len()) {
+            let x = super::densify(&offsets, &indices, &values, y.len(), d);
             Features::Dense { x, d }
+        } else {
+            Features::SparseValued {
+                offsets,
+                indices,
+                values,
+                d,
+            }
         };
         Ok(Dataset {
             features,
@@ -127,6 +115,13 @@ impl Rows {
             lines,
         })
     }
+}
+
+/// Whether `n` rows of `d` features with `nnz` non-zeros are made dense: at least a
+/// sixteenth filled, within [`super::MAX_DENSE_VALUES`].
+fn keep_dense(n: usize, d: usize, nnz: usize) -> bool {
+    n.checked_mul(d)
+        .is_some_and(|cells| cells <= super::MAX_DENSE_VALUES && nnz.saturating_mul(16) >= cells)
 }
 
 /// Parses the lines of `text`, the first being file line `first`.

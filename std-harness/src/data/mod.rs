@@ -99,6 +99,29 @@ pub enum Features {
         /// Number of features.
         d: usize,
     },
+    /// Sparse rows with values (LIBSVM rows whose non-zeros are not all 1, such as
+    /// tf-idf text), in compressed rows.
+    SparseValued {
+        /// Row `i` is `indices[offsets[i]..offsets[i+1]]` with `values` alike.
+        offsets: Vec<usize>,
+        /// 0-based feature indices, strictly increasing within a row.
+        indices: Vec<u32>,
+        /// The value at each index.
+        values: Vec<f32>,
+        /// Number of features.
+        d: usize,
+    },
+}
+
+/// The `n × d` row-major matrix of sparse rows with values.
+pub fn densify(offsets: &[usize], indices: &[u32], values: &[f32], n: usize, d: usize) -> Vec<f32> {
+    let mut x = vec![0.0f32; n * d];
+    for (i, w) in offsets.windows(2).enumerate() {
+        for k in w[0]..w[1] {
+            x[i * d + indices[k] as usize] = values[k];
+        }
+    }
+    x
 }
 
 /// Sparse feature indices as `T` (`u8`, `u16`), if every one fits: rows drawn at random
@@ -121,7 +144,9 @@ impl Dataset {
     /// Number of feature columns.
     pub fn dim(&self) -> usize {
         match &self.features {
-            Features::Dense { d, .. } | Features::SparseBinary { d, .. } => *d,
+            Features::Dense { d, .. }
+            | Features::SparseBinary { d, .. }
+            | Features::SparseValued { d, .. } => *d,
         }
     }
 
@@ -151,6 +176,25 @@ impl Dataset {
                 Features::SparseBinary {
                     offsets: o,
                     indices: idx,
+                    d: *d,
+                }
+            }
+            Features::SparseValued {
+                offsets,
+                indices,
+                values,
+                d,
+            } => {
+                let (mut o, mut idx, mut val) = (vec![0], Vec::new(), Vec::new());
+                for &i in rows {
+                    idx.extend_from_slice(&indices[offsets[i]..offsets[i + 1]]);
+                    val.extend_from_slice(&values[offsets[i]..offsets[i + 1]]);
+                    o.push(idx.len());
+                }
+                Features::SparseValued {
+                    offsets: o,
+                    indices: idx,
+                    values: val,
                     d: *d,
                 }
             }
@@ -196,6 +240,23 @@ impl Dataset {
                 *indices = idx;
                 *d += 1;
             }
+            Features::SparseValued {
+                offsets,
+                indices,
+                values,
+                d,
+            } => {
+                let (mut o, mut idx, mut val) = (vec![0], Vec::new(), Vec::new());
+                for w in offsets.windows(2) {
+                    idx.extend_from_slice(&indices[w[0]..w[1]]);
+                    val.extend_from_slice(&values[w[0]..w[1]]);
+                    idx.push(*d as u32);
+                    val.push(1.0);
+                    o.push(idx.len());
+                }
+                (*offsets, *indices, *values) = (o, idx, val);
+                *d += 1;
+            }
         }
         self.names.push("bias".into());
         self
@@ -211,6 +272,9 @@ impl Dataset {
                 .count(),
             Features::Dense { .. } => 0,
             Features::SparseBinary {
+                offsets, indices, ..
+            }
+            | Features::SparseValued {
                 offsets, indices, ..
             } => offsets
                 .windows(2)
@@ -316,6 +380,27 @@ impl Dataset {
                 }
                 *d = new_d;
             }
+            Features::SparseValued {
+                offsets,
+                indices,
+                values,
+                d,
+            } => {
+                if new_d < *d {
+                    let (mut o, mut idx, mut val) = (vec![0], Vec::new(), Vec::new());
+                    for w in offsets.windows(2) {
+                        for k in w[0]..w[1] {
+                            if (indices[k] as usize) < new_d {
+                                idx.push(indices[k]);
+                                val.push(values[k]);
+                            }
+                        }
+                        o.push(idx.len());
+                    }
+                    (*offsets, *indices, *values) = (o, idx, val);
+                }
+                *d = new_d;
+            }
         }
         self.names = (1..=new_d).map(|j| j.to_string()).collect();
         self
@@ -352,6 +437,17 @@ impl Dataset {
                     }
                 }
                 Some(x)
+            }
+            Features::SparseValued {
+                offsets,
+                indices,
+                values,
+                d,
+            } => {
+                self.len()
+                    .checked_mul(*d)
+                    .filter(|&v| v <= MAX_DENSE_VALUES)?;
+                Some(densify(offsets, indices, values, self.len(), *d))
             }
         }
     }

@@ -34,7 +34,9 @@ fn sparse(d: &Dataset) -> Result<(&[usize], &[u32], usize), String> {
             indices,
             d,
         } => Ok((offsets, indices, *d)),
-        Features::Dense { .. } => Err("a9a should be sparse binary".into()),
+        Features::Dense { .. } | Features::SparseValued { .. } => {
+            Err("a9a should be sparse binary".into())
+        }
     }
 }
 

@@ -5,7 +5,8 @@ use std::path::Path;
 use sgld::kernels::SparseIndex;
 use sgld::models::{
     BitRows, DenseRows, Family, Gaussian, Glm, Laplace, LinearRegression, LogisticBits,
-    LogisticDense, LogisticSparse, Mlp, Poisson, Prior, Probit, SparseRows, TiedMixture,
+    LogisticDense, LogisticSparse, Logit, Mlp, Poisson, Prior, Probit, SparseRows, TiedMixture,
+    ValuedRows,
 };
 
 use super::config::{ModelKind, NetOutput, SampleConfig};
@@ -244,7 +245,7 @@ pub(crate) fn with_model<R>(
             };
             let x = match &problem.train.features {
                 Features::Dense { x, .. } => std::borrow::Cow::Borrowed(x),
-                Features::SparseBinary { .. } => std::borrow::Cow::Owned(problem.train.dense().ok_or_else(|| {
+                Features::SparseBinary { .. } | Features::SparseValued { .. } => std::borrow::Cow::Owned(problem.train.dense().ok_or_else(|| {
                     format!(
                         "linreg needs dense features: {} rows x {} features is more than {} values",
                         problem.train.len(),
@@ -310,6 +311,23 @@ fn glm<F: Family + Send + Sync, P: Prior + Copy + Send + Sync, R>(
                 f,
             },
         ),
+        Features::SparseValued {
+            offsets,
+            indices,
+            values,
+            d,
+        } => on_valued_rows(
+            offsets,
+            indices,
+            values,
+            *d,
+            GlmOn {
+                y,
+                family,
+                prior,
+                f,
+            },
+        ),
     }
 }
 
@@ -327,6 +345,24 @@ fn logistic<P: Prior + Copy + Send + Sync, R>(
             indices,
             d,
         } => on_sparse_rows(offsets, indices, *d, y.len(), LogisticOn { y, prior, f }),
+        // Logistic regression as the logit GLM, which reads rows with values.
+        Features::SparseValued {
+            offsets,
+            indices,
+            values,
+            d,
+        } => on_valued_rows(
+            offsets,
+            indices,
+            values,
+            *d,
+            GlmOn {
+                y,
+                family: Logit,
+                prior,
+                f,
+            },
+        ),
     }
 }
 
@@ -338,6 +374,8 @@ trait OnRows {
     fn bits(self, rows: BitRows<'_>) -> Result<Self::Out, String>;
     /// The model on index lists of type `I`.
     fn sparse<I: SparseIndex + Sync>(self, rows: SparseRows<'_, I>) -> Result<Self::Out, String>;
+    /// The model on index lists of type `I` with values (the GLMs only).
+    fn valued<I: SparseIndex + Sync>(self, rows: ValuedRows<'_, I>) -> Result<Self::Out, String>;
 }
 
 /// Hands `on` the `n` binary sparse rows in the form their kernels read fastest: bitmaps
@@ -369,6 +407,28 @@ fn on_sparse_rows<O: OnRows>(
     }
 }
 
+/// Hands `on` the sparse rows with values, their indices of the narrowest type that
+/// holds the features.
+fn on_valued_rows<O: OnRows>(
+    offsets: &[usize],
+    indices: &[u32],
+    values: &[f32],
+    d: usize,
+    on: O,
+) -> Result<O::Out, String> {
+    let err = |e: sgld::Error| format!("invalid data: {e}");
+    if let Some(narrow) = data::narrow_indices::<u8>(indices) {
+        let rows = SparseRows::narrow(offsets, &narrow, d).map_err(err)?;
+        on.valued(ValuedRows::new(rows, values).map_err(err)?)
+    } else if let Some(narrow) = data::narrow_indices::<u16>(indices) {
+        let rows = SparseRows::narrow(offsets, &narrow, d).map_err(err)?;
+        on.valued(ValuedRows::new(rows, values).map_err(err)?)
+    } else {
+        let rows = SparseRows::new(offsets, indices, d).map_err(err)?;
+        on.valued(ValuedRows::new(rows, values).map_err(err)?)
+    }
+}
+
 /// Logistic regression for [`on_sparse_rows`].
 struct LogisticOn<'p, P, F> {
     y: &'p [f32],
@@ -388,6 +448,10 @@ where
     }
     fn sparse<I: SparseIndex + Sync>(self, rows: SparseRows<'_, I>) -> Result<R, String> {
         let m = LogisticSparse::new(rows, self.y, self.prior);
+        Ok((self.f)(&m.map_err(|e| format!("invalid data: {e}"))?))
+    }
+    fn valued<I: SparseIndex + Sync>(self, rows: ValuedRows<'_, I>) -> Result<R, String> {
+        let m = Glm::new(rows, self.y, Logit, self.prior);
         Ok((self.f)(&m.map_err(|e| format!("invalid data: {e}"))?))
     }
 }
@@ -412,6 +476,10 @@ where
         Ok((self.f)(&m.map_err(|e| format!("invalid data: {e}"))?))
     }
     fn sparse<I: SparseIndex + Sync>(self, rows: SparseRows<'_, I>) -> Result<R, String> {
+        let m = Glm::new(rows, self.y, self.family, self.prior);
+        Ok((self.f)(&m.map_err(|e| format!("invalid data: {e}"))?))
+    }
+    fn valued<I: SparseIndex + Sync>(self, rows: ValuedRows<'_, I>) -> Result<R, String> {
         let m = Glm::new(rows, self.y, self.family, self.prior);
         Ok((self.f)(&m.map_err(|e| format!("invalid data: {e}"))?))
     }
@@ -594,7 +662,9 @@ fn network_data(
     let d = train.dim();
     let fitted = match &train.features {
         Features::Dense { x, .. } => Scaling::fit(x, d, (!bernoulli).then_some(&y)),
-        Features::SparseBinary { .. } => unreachable!("made dense above"),
+        Features::SparseBinary { .. } | Features::SparseValued { .. } => {
+            unreachable!("made dense above")
+        }
     };
     for t in std::iter::once(train).chain(test.as_mut()) {
         if let Features::Dense { x, .. } = &mut t.features {
