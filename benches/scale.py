@@ -8,7 +8,7 @@ fixed seed), read from CSV, .npy and Parquet, beside pandas' `read_csv` of the s
 
 `--dims` and `--sparse-cols` run wide data instead, with the defaults (a laplace:1 prior):
 `--wide-rows` rows (2,000) of d correlated dense features in CSV, and of that many binary
-features in LIBSVM, `--nnz` (100) set in each row.
+features in LIBSVM, `--nnz` (100) set in each row (`--values`: tf-idf-like values).
 
 The Parquet file is `sgld data convert`'s of the .npy (float32 columns, snappy).
 `--json FILE` appends each run as a JSON line, which `benches/scale_plot.py` draws beside
@@ -87,9 +87,10 @@ def make_wide(n, d, path):
     table.to_csv(path, index=False, float_format="%.6g")
 
 
-def make_sparse(n, d, nnz, path):
-    """n LIBSVM rows of d binary features, nnz set in each (labels ±1 from 500 non-zero
-    coefficients)."""
+def make_sparse(n, d, nnz, path, values=False):
+    """n LIBSVM rows of d features, nnz set in each (labels ±1 from 500 non-zero
+    coefficients): binary, or with `values` tf-idf-like ones (log-normal, each row of
+    unit length)."""
     if os.path.exists(path):
         return
     rng = np.random.default_rng(SEED)
@@ -98,8 +99,16 @@ def make_sparse(n, d, nnz, path):
     with open(path, "w") as f:
         for _ in range(n):
             cols = np.sort(rng.choice(d, nnz, replace=False))
-            y = 1 if rng.random() < 1 / (1 + np.exp(-beta[cols].sum())) else -1
-            f.write(f"{y} " + " ".join(f"{c + 1}:1" for c in cols) + "\n")
+            if values:
+                v = rng.lognormal(0.0, 0.7, nnz)
+                v /= np.linalg.norm(v)
+                z = (beta[cols] * v).sum() * np.sqrt(nnz)
+                cells = " ".join(f"{c + 1}:{x:.5g}" for c, x in zip(cols, v))
+            else:
+                z = beta[cols].sum()
+                cells = " ".join(f"{c + 1}:1" for c in cols)
+            y = 1 if rng.random() < 1 / (1 + np.exp(-z)) else -1
+            f.write(f"{y} {cells}\n")
 
 
 def run(train, out, prior=("--prior", "gaussian:1"), fmt=()):
@@ -148,6 +157,8 @@ def main():
                    help="wide sparse (LIBSVM) runs of this many features")
     p.add_argument("--wide-rows", type=int, default=2000)
     p.add_argument("--nnz", type=int, default=100)
+    p.add_argument("--values", action="store_true",
+                   help="sparse rows with tf-idf-like values instead of binary ones")
     a = p.parse_args()
     os.makedirs(a.dir, exist_ok=True)
     if a.dims or a.sparse_cols:
@@ -177,11 +188,12 @@ def wide(a):
     print("| rows × features | data | warm-up s | sampling s | wall s | peak MB | min ESS | max R̂ | warnings |")
     print("|---|---|---|---|---|---|---|---|---|")
     runs = [(d, "dense", os.path.join(a.dir, f"wide_{a.wide_rows}x{d}.csv"), ()) for d in a.dims]
-    runs += [(d, f"sparse, {a.nnz} a row", os.path.join(a.dir, f"sparse_{a.wide_rows}x{d}.libsvm"),
+    kind, tag = ("sparse with values", "tfidf") if a.values else ("sparse binary", "sparse")
+    runs += [(d, f"{kind}, {a.nnz} a row", os.path.join(a.dir, f"{tag}_{a.wide_rows}x{d}.libsvm"),
               ("--format", "libsvm")) for d in a.sparse_cols]
     for d, kind, path, fmt in runs:
         if fmt:
-            make_sparse(a.wide_rows, d, a.nnz, path)
+            make_sparse(a.wide_rows, d, a.nnz, path, a.values)
         else:
             make_wide(a.wide_rows, d, path)
         r = run(path, path + ".out", prior=(), fmt=fmt)

@@ -346,23 +346,7 @@ fn logistic<P: Prior + Copy + Send + Sync, R>(
             d,
         } => on_sparse_rows(offsets, indices, *d, y.len(), LogisticOn { y, prior, f }),
         // Logistic regression as the logit GLM, which reads rows with values.
-        Features::SparseValued {
-            offsets,
-            indices,
-            values,
-            d,
-        } => on_valued_rows(
-            offsets,
-            indices,
-            values,
-            *d,
-            GlmOn {
-                y,
-                family: Logit,
-                prior,
-                f,
-            },
-        ),
+        Features::SparseValued { .. } => glm(problem, Logit, prior, f),
     }
 }
 
