@@ -1,15 +1,16 @@
-//! Generalised linear models (Poisson with a log link, probit): the constructors refuse
-//! responses outside the family and rows that are not whole; nothing panics on any θ or
-//! batch; with moderate θ and responses the gradient is finite and the sparse rows give the dense
-//! rows' gradient; the probit helpers are finite and ordered on any input.
+//! Generalised linear models (Poisson with a log link, probit, logit): the constructors
+//! refuse responses outside the family and rows that are not whole; nothing panics on any
+//! θ or batch; with moderate θ and responses the gradient is finite, the sparse rows (binary
+//! and with values) give the dense rows' gradient, and the control variate's difference is
+//! 0 at its centre; the probit helpers are finite and ordered on any input.
 #![no_main]
 #[path = "common/mod.rs"]
 mod common;
 
 use libfuzzer_sys::fuzz_target;
 use sgld::models::{
-    DenseRows, Family, Gaussian, Glm, Model, Poisson, Probit, SparseRows, inverse_mills,
-    log_normal_cdf,
+    DenseRows, Design, Family, Gaussian, Glm, Logit, Model, Poisson, Probit, SparseRows,
+    ValuedRows, inverse_mills, log_normal_cdf,
 };
 
 /// The fuzzer's input, taken apart below.
@@ -40,6 +41,24 @@ fuzz_target!(|input: Input| {
     }
     let dense = DenseRows::new(&x, d).unwrap();
     assert!(DenseRows::new(&x[..x.len().saturating_sub(1)], d).is_err() || d == 1 || n == 0);
+    // The same rows with values in [−1, 1), and their dense matrix.
+    let values: Vec<f32> = raw_idx[..offsets[n]]
+        .iter()
+        .map(|&b| b as f32 / 128.0 - 1.0)
+        .collect();
+    let valued = ValuedRows::new(rows, &values).unwrap();
+    assert!(
+        ValuedRows::new(rows, &values[..values.len().saturating_sub(1)]).is_err()
+            || values.is_empty()
+    );
+    let mut xv = vec![0.0f32; n * d];
+    for i in 0..n {
+        let (idx, val) = valued.row(i);
+        for (&j, &v) in idx.iter().zip(val) {
+            xv[i * d + j as usize] += v;
+        }
+    }
+    let dense_v = DenseRows::new(&xv, d).unwrap();
     let prior = Gaussian::new(1.0).unwrap();
     let y: Vec<f32> = responses.iter().take(n).copied().collect();
     check(Poisson, dense, rows, &y, &theta, &raw_batch, prior);
@@ -49,12 +68,15 @@ fuzz_target!(|input: Input| {
         .collect();
     check(Probit, dense, rows, &labels, &theta, &raw_batch, prior);
     check(Probit, dense, rows, &y, &theta, &raw_batch, prior);
+    check(Poisson, dense_v, valued, &y, &theta, &raw_batch, prior);
+    check(Logit, dense_v, valued, &labels, &theta, &raw_batch, prior);
+    check(Logit, dense_v, valued, &y, &theta, &raw_batch, prior);
 });
 
-fn check<F: Family>(
+fn check<F: Family, R: Design + Copy>(
     family: F,
     dense: DenseRows<'_>,
-    rows: SparseRows<'_, u8>,
+    rows: R,
     y: &[f32],
     theta: &[f32],
     raw_batch: &[u16],
@@ -72,6 +94,7 @@ fn check<F: Family>(
     let mut g = vec![0.0f32; d];
     a.add_log_lik_grad(theta, &batch, &mut g);
     let _ = b.log_lik(theta, &batch);
+    b.log_lik_grad_difference(theta, theta, &batch, &mut g);
     // Moderate θ of the right length, batch indices in range: finite, and the same
     // gradient from both row kinds (sums of the same terms in another order).
     let moderate_y = y.iter().all(|v| v.abs() <= 1e6);
@@ -95,4 +118,9 @@ fn check<F: Family>(
         );
     }
     assert!(a.log_lik(theta, &batch).is_finite());
+    b.log_lik_grad_difference(theta, theta, &batch, &mut gb);
+    assert!(
+        gb.iter().all(|&v| v == 0.0),
+        "difference at the centre {gb:?}"
+    );
 }

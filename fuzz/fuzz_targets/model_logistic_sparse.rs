@@ -1,6 +1,7 @@
 //! Sparse binary logistic regression: the sparse-row and model constructors refuse bad
 //! offsets, indices and labels; the gradient equals the dense model's on the same rows,
-//! and the bitmap model's when no row repeats a feature; a prefetch takes any index.
+//! and the bitmap model's when no row repeats a feature; a prefetch and the control
+//! variate's difference take any index, and the difference is 0 at its centre.
 #![no_main]
 #[path = "common/mod.rs"]
 mod common;
@@ -47,6 +48,16 @@ fuzz_target!(|input: Input| {
     let valid = theta.len() == d && theta.iter().all(|t| t.is_finite()) && !batch.is_empty();
     let got = MiniBatch::new(&model).gradient(&theta, &batch, &mut grad);
     assert_eq!(got.is_ok(), valid);
+    // The control variate's difference: any θ and indices without a panic; 0 at its centre.
+    let mut diff = vec![0.0f32; d];
+    model.log_lik_grad_difference(&theta, &theta, &raw, &mut diff);
+    if valid && theta.iter().all(|t| t.abs() <= 100.0) {
+        model.log_lik_grad_difference(&theta, &theta, &batch, &mut diff);
+        assert!(
+            diff.iter().all(|&v| v == 0.0),
+            "difference at the centre {diff:?}"
+        );
+    }
     // The dense model on the same rows (duplicate indices count twice in both).
     if valid && theta.iter().all(|t| t.abs() <= 100.0) && n <= 64 {
         let mut x = vec![0.0f32; n * d];
