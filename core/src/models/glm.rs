@@ -253,7 +253,7 @@ impl<I: SparseIndex> Design for SparseRows<'_, I> {
     }
     /// The rows' mean count of indices, rounded up.
     fn row_width(&self) -> usize {
-        self.nnz().div_ceil(SparseRows::len(self).max(1))
+        self.mean_width()
     }
     fn dim(&self) -> usize {
         SparseRows::dim(self)

@@ -206,6 +206,12 @@ impl<'a, I: SparseIndex> SparseRows<'a, I> {
         self.indices.len()
     }
 
+    /// The rows' mean count of indices, rounded up (a model's
+    /// [`row_width`](Model::row_width)).
+    pub fn mean_width(&self) -> usize {
+        self.nnz().div_ceil(self.len().max(1))
+    }
+
     /// The non-zero feature indices of row `i` (empty past the end).
     pub fn row(&self, i: usize) -> &'a [I] {
         let (a, b) = self.extent(i);
@@ -260,6 +266,13 @@ fn weights(y: &[f32; ROWS], margins: &[f32; ROWS], s: f32) -> [f32; ROWS] {
         *ck *= syk;
     }
     c
+}
+
+/// The labels of a chunk of at most [`ROWS`] rows; 0 for a lane without a row or an
+/// index past the end (its terms then add nothing).
+#[inline(always)]
+fn chunk_labels(y: &[f32], chunk: &[usize]) -> [f32; ROWS] {
+    core::array::from_fn(|k| chunk.get(k).and_then(|&i| y.get(i)).copied().unwrap_or(0.0))
 }
 
 /// `a − b`, lane by lane: a chunk's weights at θ less those at the centre.
@@ -362,7 +375,7 @@ impl<P: Prior, I: SparseIndex> Model for LogisticSparse<'_, P, I> {
     }
     /// The rows' mean count of indices, rounded up.
     fn row_width(&self) -> usize {
-        self.rows.indices.len().div_ceil(self.rows.len().max(1))
+        self.rows.mean_width()
     }
     fn add_log_prior_grad(&self, theta: &[f32], grad: &mut [f32]) {
         self.prior.add_grad(theta, grad);
@@ -595,10 +608,7 @@ impl<'a, P: Prior> LogisticBits<'a, P> {
             let n = chunk.len();
             // An index past the end gets y = 0 (and the kernels a row of zeros): it adds
             // nothing.
-            let mut y = [0.0f32; ROWS];
-            for (yk, &i) in y.iter_mut().zip(chunk) {
-                *yk = self.y.get(i).copied().unwrap_or(0.0);
-            }
+            let y = chunk_labels(self.y, chunk);
             let z = imp::bitmap_dots16(table, stride, chunk, theta);
             if let Some(side) = side.take() {
                 side();
@@ -686,10 +696,7 @@ impl<P: Prior> Model for LogisticBits<'_, P> {
         for chunk in batch.chunks(ROWS) {
             let z = imp::bitmap_dots16(table, stride, chunk, theta);
             self.add_chunk_log_lik(chunk, &z, &mut sum);
-            let mut y = [0.0f32; ROWS];
-            for (yk, &i) in y.iter_mut().zip(chunk) {
-                *yk = self.y.get(i).copied().unwrap_or(0.0);
-            }
+            let y = chunk_labels(self.y, chunk);
             let c = weights(&y, &z, 1.0);
             imp::bitmap_axpys(&c[..chunk.len()], table, stride, chunk, grad);
         }
@@ -708,10 +715,7 @@ impl<P: Prior> Model for LogisticBits<'_, P> {
         for chunk in batch.chunks(ROWS) {
             let z = imp::bitmap_dots16(table, stride, chunk, theta);
             let z0 = imp::bitmap_dots16(table, stride, chunk, centre);
-            let mut y = [0.0f32; ROWS];
-            for (yk, &i) in y.iter_mut().zip(chunk) {
-                *yk = self.y.get(i).copied().unwrap_or(0.0);
-            }
+            let y = chunk_labels(self.y, chunk);
             let c = difference(weights(&y, &z, 1.0), weights(&y, &z0, 1.0));
             imp::bitmap_axpys(&c[..chunk.len()], table, stride, chunk, out);
         }
@@ -724,10 +728,7 @@ impl<P: Prior> LogisticBits<'_, P> {
     #[inline(always)]
     fn add_chunk_log_lik(&self, chunk: &[usize], z: &[f32; ROWS], sum: &mut f64) {
         // A lane without a row has y = 0; it is not added.
-        let mut y = [0.0f32; ROWS];
-        for (yk, &i) in y.iter_mut().zip(chunk) {
-            *yk = self.y.get(i).copied().unwrap_or(0.0);
-        }
+        let y = chunk_labels(self.y, chunk);
         let l: [f32; ROWS] = core::array::from_fn(|k| log_sigmoid(y[k] * z[k]));
         for (k, &lk) in l.iter().enumerate() {
             if y[k] != 0.0 {

@@ -88,7 +88,7 @@ impl<I: SparseIndex> Design for ValuedRows<'_, I> {
     }
     /// The rows' mean count of non-zeros, rounded up.
     fn row_width(&self) -> usize {
-        self.rows.nnz().div_ceil(self.rows.len().max(1))
+        self.rows.mean_width()
     }
 }
 
