@@ -188,39 +188,73 @@ pub fn next_f32(row: &[u8]) -> Option<(f32, &[u8])> {
     v.is_finite().then_some((v, rest))
 }
 
-/// Powers of ten exact in f32 (`5¹⁰ < 2²⁴`).
-const POW10: [f32; 11] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10];
+/// Powers of ten exact in f32 (`5⁷ < 2²⁴`).
+const POW10: [f32; 8] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7];
+
+/// The same powers as integers.
+const POW10_INT: [u64; 8] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000];
 
 /// Clinger's fast path for what numeric exports mostly write: `[±]digits[.digits]`
-/// with at most seven significant digits (`m < 2²⁴`) and at most ten after the point.
-/// Then `m` and `10ᵏ` are exact in f32 and one division rounds correctly, as the full
-/// parser would; anything else (`None`) goes to it. The value and the bytes used.
+/// with at most seven significant digits (`m < 2²⁴`) and at most seven on either side
+/// of the point. Then `m` and `10ᵏ` are exact in f32 and one division rounds correctly,
+/// as the full parser would; anything else (`None`) goes to it. The value and the bytes
+/// used.
 fn short_decimal(s: &[u8]) -> Option<(f32, usize)> {
-    let (neg, mut i) = match s.first() {
-        Some(b'-') => (true, 1),
-        Some(b'+') => (false, 1),
-        _ => (false, 0),
-    };
-    let (mut m, mut digits, mut scale) = (0u32, 0u32, 0usize);
-    let mut point = false;
-    while let Some(&c) = s.get(i) {
-        match c {
-            b'0'..=b'9' => {
-                m = m.checked_mul(10)?.checked_add((c - b'0') as u32)?;
-                digits += 1;
-                scale += point as usize;
-            }
-            b'.' if !point => point = true,
-            b'e' | b'E' | b'_' => return None,
-            _ => break,
-        }
-        i += 1;
+    // Without a branch: signs come in no order a predictor could learn.
+    let first = s.first().copied().unwrap_or_default();
+    let neg = first == b'-';
+    let mut i = (neg | (first == b'+')) as usize;
+    let (mut m, mut digits) = digit_run(s, i)?;
+    i += digits;
+    let mut scale = 0;
+    if s.get(i) == Some(&b'.') {
+        let (frac, k) = digit_run(s, i + 1)?;
+        i += 1 + k;
+        m = m * POW10_INT[k] + frac;
+        (digits, scale) = (digits + k, k);
     }
-    if digits == 0 || m >= 1 << 24 || scale >= POW10.len() {
+    if digits == 0 || m >= 1 << 24 || matches!(s.get(i), Some(b'e' | b'E' | b'_' | b'.')) {
         return None;
     }
     let v = m as f32 / POW10[scale];
-    Some((if neg { -v } else { v }, i))
+    Some((f32::from_bits(v.to_bits() | (neg as u32) << 31), i))
+}
+
+/// The run of ASCII digits at `s[i..]` as a number and its length, when shorter than 8
+/// (`None` otherwise). Eight bytes at once where the slice has them: a byte is a digit
+/// when its high nibble is 3 both as it is and with 6 added; a carry or borrow between
+/// bytes starts only at a non-digit and runs towards later bytes, past the run.
+#[inline(always)]
+fn digit_run(s: &[u8], i: usize) -> Option<(u64, usize)> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let Some(word) = s.get(i..i + 8) else {
+        let tail = s.get(i..).unwrap_or_default();
+        let k = tail.iter().take_while(|c| c.is_ascii_digit()).count();
+        let m = tail[..k].iter().fold(0, |m, &c| m * 10 + (c - b'0') as u64);
+        return Some((m, k));
+    };
+    let w = u64::from_le_bytes(word.try_into().ok()?);
+    let high = |x: u64| (x & (0xF0 * ONES)) ^ (0x30 * ONES);
+    let not_digit = high(w) | high(w.wrapping_add(6 * ONES));
+    if not_digit == 0 {
+        return None;
+    }
+    let k = (not_digit.trailing_zeros() / 8) as usize;
+    if k == 0 {
+        return Some((0, 0));
+    }
+    // The run's digit values in the top k bytes, zeros (leading digits 0) below.
+    let d = w.wrapping_sub(0x30 * ONES) << (64 - 8 * k);
+    Some((eight_digits(d), k))
+}
+
+/// Eight digit values (0–9, the first in the lowest byte) as one number: pairs, then
+/// fours, then the eight, by multiplications that keep each partial sum in its lane.
+fn eight_digits(d: u64) -> u64 {
+    let pairs = d.wrapping_mul(10).wrapping_add(d >> 8);
+    let lo = (pairs & 0x0000_00FF_0000_00FF).wrapping_mul(100 + (1_000_000 << 32));
+    let hi = ((pairs >> 16) & 0x0000_00FF_0000_00FF).wrapping_mul(1 + (10_000 << 32));
+    lo.wrapping_add(hi) >> 32
 }
 
 /// The sha256 (lowercase hex) of a file, read in blocks.
@@ -316,15 +350,19 @@ mod tests {
         assert_eq!(err, Err(70_001));
     }
 
-    #[test]
-    fn the_fast_path_rounds_as_std_does() {
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
+    /// A small deterministic stream of random words.
+    fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+        move || {
             state ^= state << 13;
             state ^= state >> 7;
             state ^= state << 17;
             state
-        };
+        }
+    }
+
+    #[test]
+    fn the_fast_path_rounds_as_std_does() {
+        let mut next = xorshift(0x2545_f491_4f6c_dd1du64);
         for _ in 0..200_000 {
             let r = next();
             let digits = 1 + (r % 7) as usize;
@@ -359,6 +397,75 @@ mod tests {
         }
     }
 
+    /// The eight-at-a-time digit runs against a byte-at-a-time reading of the same
+    /// grammar, on random text around and after the number (the word read runs past the
+    /// cell, and past the slice's end on the short path).
+    #[test]
+    fn digit_runs_read_as_one_byte_at_a_time() {
+        fn bytewise(s: &[u8]) -> Option<(f32, usize)> {
+            let (neg, mut i) = match s.first() {
+                Some(b'-') => (true, 1),
+                Some(b'+') => (false, 1),
+                _ => (false, 0),
+            };
+            let (mut m, mut run, mut digits, mut scale, mut point) = (0u64, 0, 0, 0, false);
+            while let Some(&c) = s.get(i) {
+                match c {
+                    b'0'..=b'9' => {
+                        m = m * 10 + (c - b'0') as u64;
+                        (run, digits, scale) = (run + 1, digits + 1, scale + point as usize);
+                        if run == 8 {
+                            return None;
+                        }
+                    }
+                    b'.' if !point => (point, run) = (true, 0),
+                    b'e' | b'E' | b'_' | b'.' => return None,
+                    _ => break,
+                }
+                i += 1;
+            }
+            if digits == 0 || m >= 1 << 24 {
+                return None;
+            }
+            let v = m as f32 / POW10[scale];
+            Some((if neg { -v } else { v }, i))
+        }
+        let alphabet = b"0123456789012345678901234567890123456789..--+e ,x/:\xff\xfa";
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15u64);
+        let mut fast = 0;
+        for _ in 0..300_000 {
+            let r = next();
+            let len = (r % 14) as usize;
+            let text: Vec<u8> = (0..len)
+                .map(|k| alphabet[((r >> (4 + 4 * k)) as usize ^ (k * 7)) % alphabet.len()])
+                .collect();
+            let want = bytewise(&text);
+            assert_eq!(
+                short_decimal(&text),
+                want,
+                "{:?}",
+                String::from_utf8_lossy(&text)
+            );
+            fast += want.is_some() as usize;
+        }
+        assert!(
+            fast > 10_000,
+            "{fast} of the random texts took the fast path"
+        );
+        // Runs of every length at every offset of a longer slice, and at its end.
+        for k in 0..=9 {
+            let digits = &"987654321"[..k];
+            for text in [
+                format!("{digits},1"),
+                digits.to_string(),
+                format!("0.{digits}x"),
+            ] {
+                let text = text.as_bytes();
+                assert_eq!(short_decimal(text), bytewise(text), "{k}");
+            }
+        }
+    }
+
     #[test]
     fn numbers_parse_as_std_does() {
         for s in ["1", "-2.5", "+3", " 4e-3 ", ".5", "5.", "1E5", "0x1"] {
@@ -374,6 +481,9 @@ mod tests {
         let (v, rest) = next_f32(rest).unwrap();
         assert_eq!((v, rest), (-2.0, &b"3e1"[..]));
         assert_eq!(next_f32(rest), Some((30.0, &b""[..])));
+        // A negative zero keeps its sign, as std reads it.
+        let zero = next_f32(b"-0.0,1").unwrap().0;
+        assert_eq!(zero.to_bits(), (-0.0f32).to_bits());
         for bad in [&b"1x,2"[..], b"1 2,3", b",1", b"", b"nan,1", b"1e,2"] {
             assert_eq!(next_f32(bad), None, "{:?}", String::from_utf8_lossy(bad));
         }

@@ -160,6 +160,8 @@ fn parse(path: &Path, response: Response<'_>) -> Result<Parsed, DataError> {
 fn parse_unquoted(path: &Path, response: Response<'_>) -> Result<Parsed, Fail> {
     let mut head: Option<(Vec<String>, Option<usize>)> = None;
     let (mut x, mut y, mut lines) = (Vec::new(), Vec::new(), Vec::new());
+    let size = std::fs::metadata(path).map_or(0.0, |m| m.len() as f64);
+    let mut reserved = false;
     let sha256 = chunked::read_blocks(
         path,
         |mut block, mut first| {
@@ -179,6 +181,16 @@ fn parse_unquoted(path: &Path, response: Response<'_>) -> Result<Parsed, Fail> {
                 x.extend_from_slice(&p.x);
                 y.extend_from_slice(&p.y);
                 lines.extend_from_slice(&p.lines);
+            }
+            if !reserved {
+                reserved = true;
+                // The rest of the file at the first block's bytes a row, and a little
+                // over: no copy of a large design as it grows (pages not written to
+                // are never resident).
+                let more = 1.02 * (size - block.len() as f64).max(0.0) / block.len() as f64;
+                x.reserve((x.len() as f64 * more) as usize);
+                y.reserve((y.len() as f64 * more) as usize);
+                lines.reserve((lines.len() as f64 * more) as usize);
             }
             Ok(())
         },
