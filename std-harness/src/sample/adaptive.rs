@@ -546,7 +546,16 @@ fn sample(ula: &Ula<'_>, w: &mut Warm) -> Result<(u64, u64), String> {
     let mut run = |chains: &mut [Chain], len: u64| ula.stretch(chains, metric, eps, len, thin);
     ula.bars.stage("sampling to the target ESS");
     let d = ula.model.dim();
-    let (s, more) = sample_to_target(cfg, &mut w.chains, d, first, min_block, budget, &mut run)?;
+    let (s, more) = sample_to_target(
+        cfg,
+        ula.bars,
+        &mut w.chains,
+        d,
+        first,
+        min_block,
+        budget,
+        &mut run,
+    )?;
     w.notes.extend(more);
     Ok((thin, s))
 }

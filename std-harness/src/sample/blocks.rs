@@ -3,8 +3,9 @@
 //! warm-up may end.
 
 use super::chains::Chain;
-use super::diagnose;
+use super::diagnose::{self, Scan};
 use super::options::SampleOptions;
+use super::progress::Bars;
 
 /// Warm-up ends when the split R̂ of every parameter over the warm-up's second half is at
 /// most this: chains from dispersed starts then agree within a few Monte Carlo errors,
@@ -17,9 +18,12 @@ pub(crate) type Advance<'a> = dyn FnMut(&mut [Chain], u64) -> Result<(), String>
 /// Samples until every parameter has the target ESS (bulk and tail) with R̂ ≤ 1.01, or
 /// `--steps` when given, or `budget` steps: `run(chains, len)` advances every chain by
 /// `len` steps, the first time by `first`, then each block by what the ESS so far asks
-/// for (at least `min_block`, at most doubling the run). Returns the steps run and notes.
+/// for (at least `min_block`, at most doubling the run); the progress line says after
+/// each block how far the run is from the target. Returns the steps run and notes.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn sample_to_target(
     cfg: &SampleOptions,
+    bars: &Bars,
     chains: &mut [Chain],
     d: usize,
     first: u64,
@@ -60,6 +64,7 @@ pub(crate) fn sample_to_target(
             0.5
         };
         next = ((sampled as f64 * grow.clamp(0.25, 1.0)).ceil() as u64).max(1);
+        bars.stage(&distance(target, &s, sampled, next.min(budget - sampled)));
     }
     if sampled >= budget {
         notes.push(format!(
@@ -68,4 +73,33 @@ pub(crate) fn sample_to_target(
         ));
     }
     Ok((sampled, notes))
+}
+
+/// The progress line between blocks: where the run stands against the target, and the
+/// steps of the next block.
+fn distance(target: f64, s: &Scan, sampled: u64, next: u64) -> String {
+    format!(
+        "sampling to ESS {target:.0} and R̂ ≤ {}: smallest ESS {:.0}, largest R̂ {:.3} after {sampled} steps a chain; {next} more",
+        diagnose::RHAT_MAX,
+        s.min_bulk.min(s.min_tail),
+        s.max_rhat,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_progress_line_says_how_far_the_target_is() {
+        let s = Scan {
+            min_bulk: 212.4,
+            min_tail: 340.0,
+            max_rhat: 1.0238,
+        };
+        assert_eq!(
+            distance(400.0, &s, 3795, 2400),
+            "sampling to ESS 400 and R̂ ≤ 1.01: smallest ESS 212, largest R̂ 1.024 after 3795 steps a chain; 2400 more"
+        );
+    }
 }

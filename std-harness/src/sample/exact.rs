@@ -492,8 +492,16 @@ pub fn run(
     let budget = cfg.max_steps.saturating_sub(warm.steps).max(1);
     let first = (warm.steps / 2).max(min_block);
     bars.stage("sampling to the target ESS");
-    let (sampled, more) =
-        sample_to_target(cfg, &mut chains, d, first, min_block, budget, &mut run)?;
+    let (sampled, more) = sample_to_target(
+        cfg,
+        bars,
+        &mut chains,
+        d,
+        first,
+        min_block,
+        budget,
+        &mut run,
+    )?;
     notes.extend(more);
     let seconds = started.elapsed().as_secs_f64();
     let sampling_seconds = sampling_started.elapsed().as_secs_f64();
