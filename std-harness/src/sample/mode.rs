@@ -380,8 +380,8 @@ impl Precond {
 }
 
 /// L-BFGS on `rows` from `start` with the memory `history`. With a preconditioner `P`
-/// it also stops when the Newton decrement `gᵀP⁻¹g` falls below 10⁻⁴: the mode is then
-/// about 0.01 posterior sd away.
+/// it also stops when the Newton decrement `gᵀP⁻¹g` falls below 0.01: the mode is then
+/// about 0.1 posterior sd away (`√(gᵀP⁻¹g)` sds, where `P` is the precision).
 fn lbfgs(
     model: &dyn ModelSync,
     start: &[f32],
