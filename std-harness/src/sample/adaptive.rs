@@ -15,7 +15,7 @@ use sgld::schedule::Constant;
 
 use super::adapt;
 use super::bias;
-use super::blocks::{WARMUP_RHAT, sample_to_target};
+use super::blocks::{Blocks, WARMUP_RHAT, sample_to_target};
 use super::chains::{self, Chain, Estimator, Sampled, SharedEstimator, Stretch};
 use super::diagnose;
 use super::exact;
@@ -532,30 +532,23 @@ fn sample(ula: &Ula<'_>, w: &mut Warm) -> Result<(u64, u64), String> {
     if failed(&w.chains) {
         return Ok((thin, 0));
     }
-    let budget = cfg.max_steps.saturating_sub(w.steps).max(1);
     // The first block from the warm-up's ESS per step (pessimistic: its window held
     // the end of the transient), at most the warm-up's length.
-    let min_block = (20.0 / eps).ceil() as u64;
+    let min = (20.0 / eps).ceil() as u64;
     let first = match w.rate {
         Some(r) if r > 0.0 && r.is_finite() => (1.2 * cfg.target_ess / r).ceil() as u64,
         _ => (400.0 / eps).ceil() as u64,
-    }
-    .min(w.steps.max(min_block))
-    .max(min_block);
+    };
+    let blocks = Blocks {
+        first: first.min(w.steps.max(min)).max(min),
+        min,
+        budget: cfg.max_steps.saturating_sub(w.steps).max(1),
+    };
     let metric = &w.metric;
     let mut run = |chains: &mut [Chain], len: u64| ula.stretch(chains, metric, eps, len, thin);
     ula.bars.stage("sampling to the target ESS");
     let d = ula.model.dim();
-    let (s, more) = sample_to_target(
-        cfg,
-        ula.bars,
-        &mut w.chains,
-        d,
-        first,
-        min_block,
-        budget,
-        &mut run,
-    )?;
+    let (s, more) = sample_to_target(cfg, ula.bars, &mut w.chains, d, blocks, &mut run)?;
     w.notes.extend(more);
     Ok((thin, s))
 }

@@ -15,22 +15,35 @@ pub const WARMUP_RHAT: f64 = 1.05;
 /// Advances every chain by a number of steps.
 pub(crate) type Advance<'a> = dyn FnMut(&mut [Chain], u64) -> Result<(), String> + 'a;
 
+/// The lengths [`sample_to_target`] runs in, in steps a chain.
+pub(crate) struct Blocks {
+    /// The first block.
+    pub first: u64,
+    /// The shortest block after it.
+    pub min: u64,
+    /// The most steps in all.
+    pub budget: u64,
+}
+
 /// Samples until every parameter has the target ESS (bulk and tail) with R̂ ≤ 1.01, or
-/// `--steps` when given, or `budget` steps: `run(chains, len)` advances every chain by
-/// `len` steps, the first time by `first`, then each block by what the ESS so far asks
-/// for (at least `min_block`, at most doubling the run); the progress line says after
-/// each block how far the run is from the target. Returns the steps run and notes.
-#[allow(clippy::too_many_arguments)]
+/// `--steps` when given, or the budget: `run(chains, len)` advances every chain by `len`
+/// steps, the first time by the first block's, then each block by what the ESS so far
+/// asks for (at least the shortest block, at most doubling the run); the progress line
+/// says after each block how far the run is from the target. Returns the steps run and
+/// notes.
 pub(crate) fn sample_to_target(
     cfg: &SampleOptions,
     bars: &Bars,
     chains: &mut [Chain],
     d: usize,
-    first: u64,
-    min_block: u64,
-    budget: u64,
+    blocks: Blocks,
     run: &mut Advance<'_>,
 ) -> Result<(u64, Vec<String>), String> {
+    let Blocks {
+        first,
+        min: min_block,
+        budget,
+    } = blocks;
     let failed = |chains: &[Chain]| chains.iter().any(|c| c.failure.is_some());
     let mut notes = Vec::new();
     if let Some(s) = cfg.steps {

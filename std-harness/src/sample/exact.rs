@@ -21,7 +21,7 @@ use rayon::prelude::*;
 use sgld::sampler::{ChainState, Mala, MalaInfo};
 
 use super::adapt::{self, DualAveraging};
-use super::blocks::{WARMUP_RHAT, sample_to_target};
+use super::blocks::{Blocks, WARMUP_RHAT, sample_to_target};
 use super::chains::{self, Chain, Sampled};
 use super::diagnose;
 use super::hmc::Hmc;
@@ -488,20 +488,14 @@ pub fn run(
         }
         Ok(())
     };
-    let min_block = ((5.0 * tau).ceil() as u64).max(50);
-    let budget = cfg.max_steps.saturating_sub(warm.steps).max(1);
-    let first = (warm.steps / 2).max(min_block);
+    let min = ((5.0 * tau).ceil() as u64).max(50);
+    let blocks = Blocks {
+        first: (warm.steps / 2).max(min),
+        min,
+        budget: cfg.max_steps.saturating_sub(warm.steps).max(1),
+    };
     bars.stage("sampling to the target ESS");
-    let (sampled, more) = sample_to_target(
-        cfg,
-        bars,
-        &mut chains,
-        d,
-        first,
-        min_block,
-        budget,
-        &mut run,
-    )?;
+    let (sampled, more) = sample_to_target(cfg, bars, &mut chains, d, blocks, &mut run)?;
     notes.extend(more);
     let seconds = started.elapsed().as_secs_f64();
     let sampling_seconds = sampling_started.elapsed().as_secs_f64();
