@@ -33,31 +33,29 @@ fuzz_target!(|input: Input| {
     let Ok(rows) = SparseRows::narrow(&offsets, &raw_idx[..offsets[n]], d) else {
         return;
     };
-    let mut x = vec![0.0f32; n * d];
-    for i in 0..n {
-        for &j in rows.row(i) {
-            x[i * d + j as usize] += 1.0;
-        }
-    }
-    let dense = DenseRows::new(&x, d).unwrap();
-    assert!(DenseRows::new(&x[..x.len().saturating_sub(1)], d).is_err() || d == 1 || n == 0);
-    // The same rows with values in [−1, 1), and their dense matrix.
+    // The same rows with values in [−1, 1).
     let values: Vec<f32> = raw_idx[..offsets[n]]
         .iter()
         .map(|&b| b as f32 / 128.0 - 1.0)
         .collect();
+    // The dense matrix of the rows, each stored index `p` adding `value(p)`.
+    let dense_of = |value: &dyn Fn(usize) -> f32| {
+        let mut x = vec![0.0f32; n * d];
+        for i in 0..n {
+            for (k, &j) in rows.row(i).iter().enumerate() {
+                x[i * d + j as usize] += value(offsets[i] + k);
+            }
+        }
+        x
+    };
+    let (x, xv) = (dense_of(&|_| 1.0), dense_of(&|p| values[p]));
+    let dense = DenseRows::new(&x, d).unwrap();
+    assert!(DenseRows::new(&x[..x.len().saturating_sub(1)], d).is_err() || d == 1 || n == 0);
     let valued = ValuedRows::new(rows, &values).unwrap();
     assert!(
         ValuedRows::new(rows, &values[..values.len().saturating_sub(1)]).is_err()
             || values.is_empty()
     );
-    let mut xv = vec![0.0f32; n * d];
-    for i in 0..n {
-        let (idx, val) = valued.row(i);
-        for (&j, &v) in idx.iter().zip(val) {
-            xv[i * d + j as usize] += v;
-        }
-    }
     let dense_v = DenseRows::new(&xv, d).unwrap();
     let prior = Gaussian::new(1.0).unwrap();
     let y: Vec<f32> = responses.iter().take(n).copied().collect();

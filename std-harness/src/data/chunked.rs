@@ -188,11 +188,8 @@ pub fn next_f32(row: &[u8]) -> Option<(f32, &[u8])> {
     v.is_finite().then_some((v, rest))
 }
 
-/// Powers of ten exact in f32 (`5⁷ < 2²⁴`).
-const POW10: [f32; 8] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7];
-
-/// The same powers as integers.
-const POW10_INT: [u64; 8] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000];
+/// Powers of ten, each exact in f32 too (`5⁷ < 2²⁴`).
+const POW10: [u64; 8] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000];
 
 /// Clinger's fast path for what numeric exports mostly write: `[±]digits[.digits]`
 /// with at most seven significant digits (`m < 2²⁴`) and at most seven on either side
@@ -210,13 +207,13 @@ fn short_decimal(s: &[u8]) -> Option<(f32, usize)> {
     if s.get(i) == Some(&b'.') {
         let (frac, k) = digit_run(s, i + 1)?;
         i += 1 + k;
-        m = m * POW10_INT[k] + frac;
+        m = m * POW10[k] + frac;
         (digits, scale) = (digits + k, k);
     }
     if digits == 0 || m >= 1 << 24 || matches!(s.get(i), Some(b'e' | b'E' | b'_' | b'.')) {
         return None;
     }
-    let v = m as f32 / POW10[scale];
+    let v = m as f32 / POW10[scale] as f32;
     Some((f32::from_bits(v.to_bits() | (neg as u32) << 31), i))
 }
 
@@ -350,19 +347,15 @@ mod tests {
         assert_eq!(err, Err(70_001));
     }
 
-    /// A small deterministic stream of random words.
-    fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
-        move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        }
+    /// A deterministic stream of random words: the crate's generator.
+    fn words(seed: u64) -> impl FnMut() -> u64 {
+        let mut rng = sgld::noise::default_rng(seed);
+        move || rand_core::Rng::next_u64(&mut rng)
     }
 
     #[test]
     fn the_fast_path_rounds_as_std_does() {
-        let mut next = xorshift(0x2545_f491_4f6c_dd1du64);
+        let mut next = words(0x2545_f491_4f6c_dd1d);
         for _ in 0..200_000 {
             let r = next();
             let digits = 1 + (r % 7) as usize;
@@ -427,11 +420,11 @@ mod tests {
             if digits == 0 || m >= 1 << 24 {
                 return None;
             }
-            let v = m as f32 / POW10[scale];
+            let v = m as f32 / POW10[scale] as f32;
             Some((if neg { -v } else { v }, i))
         }
         let alphabet = b"0123456789012345678901234567890123456789..--+e ,x/:\xff\xfa";
-        let mut next = xorshift(0x9e37_79b9_7f4a_7c15u64);
+        let mut next = words(0x9e37_79b9_7f4a_7c15);
         let mut fast = 0;
         for _ in 0..300_000 {
             let r = next();

@@ -539,11 +539,7 @@ fn sample(ula: &Ula<'_>, w: &mut Warm) -> Result<(u64, u64), String> {
         Some(r) if r > 0.0 && r.is_finite() => (1.2 * cfg.target_ess / r).ceil() as u64,
         _ => (400.0 / eps).ceil() as u64,
     };
-    let blocks = Blocks {
-        first: first.min(w.steps.max(min)).max(min),
-        min,
-        budget: cfg.max_steps.saturating_sub(w.steps).max(1),
-    };
+    let blocks = Blocks::new(cfg, w.steps, first.min(w.steps.max(min)), min);
     let metric = &w.metric;
     let mut run = |chains: &mut [Chain], len: u64| ula.stretch(chains, metric, eps, len, thin);
     ula.bars.stage("sampling to the target ESS");

@@ -18,19 +18,27 @@ pub(crate) type Advance<'a> = dyn FnMut(&mut [Chain], u64) -> Result<(), String>
 /// The lengths [`sample_to_target`] runs in, in steps a chain.
 pub(crate) struct Blocks {
     /// The first block.
-    pub first: u64,
-    /// The shortest block after it.
-    pub min: u64,
-    /// The most steps in all.
-    pub budget: u64,
+    first: u64,
+    /// The most steps in all: what `--max-steps` leaves after the warm-up.
+    budget: u64,
+}
+
+impl Blocks {
+    /// A first block of `first` steps but at least `min`, after `warmup` steps.
+    pub(crate) fn new(cfg: &SampleOptions, warmup: u64, first: u64, min: u64) -> Self {
+        Self {
+            first: first.max(min),
+            budget: cfg.max_steps.saturating_sub(warmup).max(1),
+        }
+    }
 }
 
 /// Samples until every parameter has the target ESS (bulk and tail) with R̂ ≤ 1.01, or
 /// `--steps` when given, or the budget: `run(chains, len)` advances every chain by `len`
-/// steps, the first time by the first block's, then each block by what the ESS so far
-/// asks for (at least the shortest block, at most doubling the run); the progress line
-/// says after each block how far the run is from the target. Returns the steps run and
-/// notes.
+/// steps, the first time by the first block's, then each block by what the ESS and R̂ so
+/// far ask for (a quarter of the run so far at least, at most doubling it); the progress
+/// line says after each block how far the run is from the target. Returns the steps run
+/// and notes.
 pub(crate) fn sample_to_target(
     cfg: &SampleOptions,
     bars: &Bars,
@@ -39,11 +47,7 @@ pub(crate) fn sample_to_target(
     blocks: Blocks,
     run: &mut Advance<'_>,
 ) -> Result<(u64, Vec<String>), String> {
-    let Blocks {
-        first,
-        min: min_block,
-        budget,
-    } = blocks;
+    let Blocks { first, budget } = blocks;
     let failed = |chains: &[Chain]| chains.iter().any(|c| c.failure.is_some());
     let mut notes = Vec::new();
     if let Some(s) = cfg.steps {
@@ -52,7 +56,7 @@ pub(crate) fn sample_to_target(
     }
     let target = cfg.target_ess;
     let mut sampled = 0u64;
-    let mut next = first.max(min_block).max(1);
+    let mut next = first.max(1);
     loop {
         let len = next.min(budget - sampled).max(1);
         run(chains, len)?;

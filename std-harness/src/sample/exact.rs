@@ -489,11 +489,7 @@ pub fn run(
         Ok(())
     };
     let min = ((5.0 * tau).ceil() as u64).max(50);
-    let blocks = Blocks {
-        first: (warm.steps / 2).max(min),
-        min,
-        budget: cfg.max_steps.saturating_sub(warm.steps).max(1),
-    };
+    let blocks = Blocks::new(cfg, warm.steps, warm.steps / 2, min);
     bars.stage("sampling to the target ESS");
     let (sampled, more) = sample_to_target(cfg, bars, &mut chains, d, blocks, &mut run)?;
     notes.extend(more);
