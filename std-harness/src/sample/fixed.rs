@@ -303,7 +303,8 @@ pub fn psgld_scale(cfg: &SampleConfig) -> Result<f64, String> {
     with_model(&problem, |model| -> Result<f64, String> {
         let init = warmup::init_rows(&options, &problem.names)?;
         let start = warmup::search_start(init.as_deref(), problem.dim());
-        let m = mode::find_mode(model, &start)?;
+        let prior = |theta: &[f32]| problem.prior_precision(theta);
+        let m = mode::find_mode_with_prior(model, &start, Some(&prior))?;
         Ok(scale_at(model, &m.theta, &options))
     })?
 }

@@ -10,6 +10,9 @@ use sgld::sampler::{Mala, Metric};
 
 use super::problem::ModelSync;
 
+/// The diagonal of a prior's precision at θ.
+pub type PriorDiagonal<'a> = &'a dyn Fn(&[f32]) -> Vec<f64>;
+
 /// Rows per chunk of a pass.
 const CHUNK: usize = 2048;
 
@@ -269,38 +272,64 @@ impl History {
     }
 }
 
+/// The mode by L-BFGS (ten pairs, backtracking to the Armijo condition) from `start`:
+/// [`find_mode_with_prior`] without the prior's precision.
+pub fn find_mode(model: &dyn ModelSync, start: &[f32]) -> Result<Mode, String> {
+    find_mode_with_prior(model, start, None)
+}
+
 /// The mode by L-BFGS (ten pairs, backtracking to the Armijo condition) from `start`.
 /// With many rows the search runs first on a subsample ([`Rows::warmup`]) scaled to the
 /// whole, then on all rows from there with the curvature the subsample taught, so its
-/// full-data passes do not grow with N. Each search stops when the gradient's largest
-/// entry falls below `10⁻⁵·N` or, where a curvature preconditions it, the Newton
-/// decrement `gᵀP⁻¹g` below 0.01; when a line search fails (a kink of a Laplace prior, or f32
-/// round-off), or after 500 iterations. Errors when the log posterior at the start is
-/// not finite.
-pub fn find_mode(model: &dyn ModelSync, start: &[f32]) -> Result<Mode, String> {
+/// full-data passes do not grow with N. A search preconditioned by a curvature `P` (the
+/// Fisher information plus `prior`, the diagonal of the prior's precision, when given)
+/// stops when the Newton decrement `gᵀP⁻¹g` falls below 0.01, about 0.1 posterior sd from
+/// the mode in every direction whatever the parameters' scales. Without a subsample the
+/// search starts unpreconditioned, with the absolute rule `max |gⱼ| ≤ 10⁻⁵·N`, and
+/// confirms any stop by that decrement under the Fisher information where it stopped,
+/// going on preconditioned by it when the decrement is larger: the absolute rule alone
+/// stops early along a feature of small scale, whose gradient is small far from the mode.
+/// A search also stops when a line search fails (a kink of a Laplace prior, or f32
+/// round-off), or after 500 iterations. Errors when the log posterior at the start is not
+/// finite.
+pub fn find_mode_with_prior(
+    model: &dyn ModelSync,
+    start: &[f32],
+    prior: Option<PriorDiagonal<'_>>,
+) -> Result<Mode, String> {
     let n = model.len();
     let sub = Rows::warmup(n);
-    let (start, history, sub_passes) = if sub.is_all() {
-        (start.to_vec(), History::default(), 0.0)
-    } else {
-        // Preconditioned from the start by a smaller subsample's Fisher information
-        // (a GLM's changes little between the start and the mode).
-        let first = History {
-            precond: Precond::at(model, start, &Rows::sample(n, SUBSAMPLE_ROWS / 8)),
-            ..History::default()
+    if sub.is_all() {
+        let check = Check {
+            rows: Rows::sample(n, SUBSAMPLE_ROWS / 8),
+            prior,
         };
-        let (mode, _) = lbfgs(model, start, &sub, first)?;
-        let precond = Precond::at(model, &mode.theta, &sub);
-        let history = History {
-            precond,
-            ..History::default()
-        };
-        // The precisions' passes over the subsamples.
-        (mode.theta, history, mode.passes + 1.125 * sub.fraction())
+        let (mode, _) = lbfgs(model, start, &sub, History::default(), Some(&check))?;
+        return Ok(mode);
+    }
+    // Preconditioned from the start by a smaller subsample's Fisher information
+    // (a GLM's changes little between the start and the mode).
+    let first = History {
+        precond: Precond::at(model, start, &Rows::sample(n, SUBSAMPLE_ROWS / 8), prior),
+        ..History::default()
     };
-    let (mut mode, _) = lbfgs(model, &start, &Rows::all(n), history)?;
+    let (mode, _) = lbfgs(model, start, &sub, first, None)?;
+    let history = History {
+        precond: Precond::at(model, &mode.theta, &sub, prior),
+        ..History::default()
+    };
+    // The precisions' passes over the subsamples.
+    let sub_passes = mode.passes + 1.125 * sub.fraction();
+    let (mut mode, _) = lbfgs(model, &mode.theta, &Rows::all(n), history, None)?;
     mode.passes += sub_passes;
     Ok(mode)
+}
+
+/// How a search confirms that it has stopped at the mode: the Newton decrement under the
+/// Fisher information on `rows` where it stopped, plus the prior's precision.
+struct Check<'a> {
+    rows: Rows,
+    prior: Option<PriorDiagonal<'a>>,
 }
 
 /// A point of the search, its objective and its gradient.
@@ -336,19 +365,34 @@ enum Precond {
 }
 
 impl Precond {
-    /// The empirical Fisher information on `rows` at `theta`, with a small ridge (a
-    /// feature the rows never use); `None` when it is not positive definite.
-    fn at(model: &dyn ModelSync, theta: &[f32], rows: &Rows) -> Option<Self> {
+    /// The empirical Fisher information on `rows` at `theta` plus `prior(θ)`, the
+    /// diagonal of the prior's precision, with a ridge of 10⁻⁶ of each diagonal entry
+    /// (10⁻⁶ of the largest for a parameter nothing informs); `None` when it is not
+    /// positive definite.
+    fn at(
+        model: &dyn ModelSync,
+        theta: &[f32],
+        rows: &Rows,
+        prior: Option<PriorDiagonal<'_>>,
+    ) -> Option<Self> {
         let d = model.dim();
-        let mut p = precision_on(model, theta, &vec![0.0; d], rows);
+        let prior = prior.map_or_else(|| vec![0.0; d], |p| p(theta));
+        let mut p = precision_on(model, theta, &prior, rows);
         let dense = p.len() == d * d;
         let diag = |j: usize| if dense { j * d + j } else { j };
         let top = (0..d).map(|j| p[diag(j)]).fold(0.0, f64::max);
         if !(top.is_finite() && top > 0.0) {
             return None;
         }
+        // Relative to each parameter's own scale: a ridge relative to the largest would
+        // swamp the precision of a feature of small scale.
         for j in 0..d {
-            p[diag(j)] += 1e-6 * top;
+            let pj = p[diag(j)];
+            p[diag(j)] = if pj > 0.0 {
+                pj * (1.0 + 1e-6)
+            } else {
+                1e-6 * top
+            };
         }
         if dense {
             sgld::linalg::cholesky(&mut p, d).ok()?;
@@ -380,13 +424,18 @@ impl Precond {
 }
 
 /// L-BFGS on `rows` from `start` with the memory `history`. With a preconditioner `P`
-/// it also stops when the Newton decrement `gᵀP⁻¹g` falls below 0.01: the mode is then
-/// about 0.1 posterior sd away (`√(gᵀP⁻¹g)` sds, where `P` is the precision).
+/// it stops when the Newton decrement `gᵀP⁻¹g` falls below 0.01: the mode is then about
+/// 0.1 posterior sd away (`√(gᵀP⁻¹g)` sds, where `P` is the precision); without one,
+/// when the gradient's largest entry falls below `10⁻⁵·N`. With a [`Check`], a stop where
+/// the preconditioner is not the Fisher information at that point is confirmed: the
+/// search goes on, preconditioned by it, unless its decrement is below 0.01 (again only
+/// after a gain of more than 0.005 since the last confirmation; at most eight times).
 fn lbfgs(
     model: &dyn ModelSync,
     start: &[f32],
     rows: &Rows,
-    mut history: History,
+    history: History,
+    check: Option<&Check<'_>>,
 ) -> Result<(Mode, History), String> {
     let n = model.len().max(1) as f64;
     let mut passes = 0.0;
@@ -395,8 +444,7 @@ fn lbfgs(
         let (v, g) = value_and_grad_on(model, theta, rows);
         (-v, g.iter().map(|v| -v).collect::<Vec<f64>>())
     };
-    let mut x: Vec<f64> = start.iter().map(|&v| v as f64).collect();
-    let (mut f, mut g) = eval(start);
+    let (f, g) = eval(start);
     if !f.is_finite() {
         return Err(format!(
             "the log posterior at the start is not finite ({}): check the data's scale or --init",
@@ -406,51 +454,94 @@ fn lbfgs(
     if !g.iter().all(|v| v.is_finite()) {
         return Err("the gradient of the log posterior at the start is not finite".into());
     }
-    let mut iterations = 0;
+    let x = start.iter().map(|&v| v as f64).collect();
+    let mut search = Search {
+        x,
+        f,
+        g,
+        history,
+        iterations: 0,
+    };
+    // The objective where the last stop was confirmed: a stop is confirmed again only
+    // after the search has gained more than the decrement's 0.01 implies (about 0.005),
+    // so a kink of a Laplace prior, where no decrement is small, ends it.
+    let mut confirmed_at: Option<f64> = None;
+    let (mut confirmations, mut check_passes) = (0, 0.0);
     for _ in 0..500 {
-        let gmax = g.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-        if gmax <= 1e-5 * n {
-            break;
-        }
-        if let Some(p) = &history.precond
-            && dot(&g, &p.solve(&g)) <= 1e-2
-        {
-            break;
-        }
-        let p = history.direction(&g, gmax);
-        let slope = dot(&g, &p);
-        if slope.is_nan() || slope >= 0.0 {
-            if history.s.is_empty() {
-                break;
-            }
-            history = History::default();
+        if search.step(&mut eval, 1e-5 * n) {
             continue;
         }
-        let Some((xn, fnew, gn)) = backtrack(&mut eval, &x, &p, f, slope) else {
+        let again = confirmed_at.is_none_or(|f| search.f < f - 5e-3);
+        let Some(check) = check.filter(|_| again && confirmations < 8) else {
             break;
         };
-        if !gn.iter().all(|v| v.is_finite()) {
+        let theta = to_f32(&search.x);
+        let Some(p) = Precond::at(model, &theta, &check.rows, check.prior) else {
             break;
-        }
-        let s: Vec<f64> = xn.iter().zip(&x).map(|(a, b)| a - b).collect();
-        let y: Vec<f64> = gn.iter().zip(&g).map(|(a, b)| a - b).collect();
-        iterations += 1;
-        let improvement = f - fnew;
-        x = xn;
-        f = fnew;
-        g = gn;
-        history.push(s, y);
-        if improvement <= 1e-10 * (1.0 + f.abs()) {
-            break;
-        }
+        };
+        check_passes += check.rows.fraction();
+        confirmations += 1;
+        confirmed_at = Some(search.f);
+        search.history = History {
+            precond: Some(p),
+            ..History::default()
+        };
     }
     let mode = Mode {
-        theta: to_f32(&x),
-        log_post: -f,
-        iterations,
-        passes,
+        theta: to_f32(&search.x),
+        log_post: -search.f,
+        iterations: search.iterations,
+        passes: passes + check_passes,
     };
-    Ok((mode, history))
+    Ok((mode, search.history))
+}
+
+/// A mode search's state: the point, its objective (the negative log posterior) and
+/// gradient, and L-BFGS's memory.
+struct Search {
+    x: Vec<f64>,
+    f: f64,
+    g: Vec<f64>,
+    history: History,
+    iterations: u32,
+}
+
+impl Search {
+    /// One iteration: `false` to stop (the decrement below 0.01 or, without a
+    /// preconditioner, the gradient's largest entry below `absolute`; no descent, a failed
+    /// line search or no improvement).
+    fn step(&mut self, eval: &mut impl FnMut(&[f32]) -> (f64, Vec<f64>), absolute: f64) -> bool {
+        let g = &self.g;
+        let gmax = g.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        match &self.history.precond {
+            Some(p) if dot(g, &p.solve(g)) <= 1e-2 => return false,
+            None if gmax <= absolute => return false,
+            _ => {}
+        }
+        let p = self.history.direction(g, gmax);
+        let slope = dot(g, &p);
+        if slope.is_nan() || slope >= 0.0 {
+            if self.history.s.is_empty() {
+                return false;
+            }
+            self.history.s.clear();
+            self.history.y.clear();
+            return true;
+        }
+        let Some((xn, fnew, gn)) = backtrack(eval, &self.x, &p, self.f, slope) else {
+            return false;
+        };
+        if !gn.iter().all(|v| v.is_finite()) {
+            return false;
+        }
+        let s: Vec<f64> = xn.iter().zip(&self.x).map(|(a, b)| a - b).collect();
+        let y: Vec<f64> = gn.iter().zip(g).map(|(a, b)| a - b).collect();
+        self.iterations += 1;
+        let improvement = self.f - fnew;
+        (self.x, self.f, self.g) = (xn, fnew, gn);
+        self.history.push(s, y);
+        improvement > 1e-10 * (1.0 + self.f.abs())
+    }
 }
 
 /// The precision `P = Σᵢ gᵢgᵢᵀ + diag(prior)` at `theta` (`gᵢ = ∇log p(xᵢ|θ)`): the
@@ -657,15 +748,13 @@ impl MetricStore {
 /// precision factor).
 pub fn covariance(p: &[f64], d: usize) -> (MetricStore, Option<Vec<f32>>) {
     // A diagonal entry that is not positive (no information on the parameter) is
-    // floored at 10⁻⁶ of the largest, not left to give an infinite variance.
+    // replaced by 10⁻⁶ of the largest, not left to give an infinite variance; a small
+    // positive one is the precision of a feature of small scale, and stays.
     let diagonal = |p: &[f64], stride: usize| {
         let top = (0..d).map(|j| p[j * stride]).fold(0.0f64, f64::max);
         let floor = (1e-6 * top).max(f64::MIN_POSITIVE);
-        MetricStore::Diagonal(
-            (0..d)
-                .map(|j| (1.0 / p[j * stride].max(floor)) as f32)
-                .collect(),
-        )
+        let variance = |v: f64| (1.0 / if v > 0.0 { v } else { floor }).min(f32::MAX as f64);
+        MetricStore::Diagonal((0..d).map(|j| variance(p[j * stride]) as f32).collect())
     };
     if p.len() != d * d {
         return (diagonal(p, 1), None);
@@ -720,6 +809,48 @@ mod tests {
         assert!(!dense_laplace(usize::MAX, usize::MAX));
     }
 
+    /// A logistic regression on a feature of scale 1, one of scale 3·10⁻⁵ (its
+    /// coefficient 2·10⁴) and a bias, and the same data with the small feature
+    /// multiplied by 10⁴ (a vague prior, so the posteriors are the same up to that
+    /// scale). The absolute rule `max |gⱼ| ≤ 10⁻⁵·N` alone stops the first search
+    /// hundreds of log-density units below the mode; confirmed by the decrement under the
+    /// Fisher information, both searches reach the same mode.
+    #[test]
+    fn the_mode_does_not_depend_on_a_features_scale() {
+        use sgld::models::{Gaussian, LogisticDense};
+        let n = 20_000;
+        let mut rng = sgld::noise::default_rng(7);
+        let mut z = vec![0.0f32; 2 * n];
+        sgld::noise::fill_normal(&mut rng, &mut z);
+        let (mut small, mut scaled, mut y) = (vec![], vec![], vec![]);
+        for r in z.chunks(2) {
+            let t = r[0] + 0.6 * r[1];
+            let p = 1.0 / (1.0 + (-t as f64).exp());
+            y.push(if sgld::noise::uniform(&mut rng) < p {
+                1.0
+            } else {
+                -1.0
+            });
+            small.extend([r[0], r[1] * 3e-5, 1.0]);
+            scaled.extend([r[0], r[1] * 3e-1, 1.0]);
+        }
+        let prior = Gaussian::new(1e14).unwrap();
+        let a = LogisticDense::new(&small, &y, 3, prior).unwrap();
+        let b = LogisticDense::new(&scaled, &y, 3, prior).unwrap();
+        let ma = find_mode(&a, &[0.0; 3]).unwrap();
+        let mb = find_mode(&b, &[0.0; 3]).unwrap();
+        let back = [mb.theta[0], mb.theta[1] * 1e4, mb.theta[2]];
+        let best = log_posterior(&a, &back);
+        assert!((best - mb.log_post).abs() < 1e-3, "{best} {}", mb.log_post);
+        assert!(best - ma.log_post < 0.01, "{} below {best}", ma.log_post);
+        // Within 0.1 sd (about 0.03 of the coefficient here).
+        assert!(
+            (ma.theta[1] / back[1] - 1.0).abs() < 3e-3,
+            "{:?} {back:?}",
+            ma.theta
+        );
+    }
+
     /// The covariance of a 2×2 precision is its inverse, factored.
     #[test]
     fn covariance_inverts_the_precision() {
@@ -737,6 +868,15 @@ mod tests {
         assert!((s11 - 4.0 / 7.0).abs() < 1e-6);
         assert_eq!(l[1], 0.0);
         assert!(r.is_some());
+        // A feature of small scale keeps its small precision (a large variance); one
+        // nothing informs gets 10⁻⁶ of the largest.
+        let (m, _) = covariance(&[1e8, 1e-6, 0.0], 3);
+        let sds = m.sds();
+        assert!(
+            (sds[0] - 1e-4).abs() < 1e-9 && (sds[1] - 1e3).abs() < 1e-2,
+            "{sds:?}"
+        );
+        assert!((sds[2] - 1e-1).abs() < 1e-6, "{sds:?}");
         let d = MetricStore::Diagonal(vec![4.0, 9.0]);
         assert_eq!(d.sds(), vec![2.0, 3.0]);
         assert_eq!(d.sqrt_times(&[1.0, 1.0]), vec![2.0, 3.0]);

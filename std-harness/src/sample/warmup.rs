@@ -81,8 +81,7 @@ impl Laplace {
     }
 }
 
-/// The diagonal of a prior's precision at θ.
-pub type PriorDiagonal<'a> = &'a dyn Fn(&[f32]) -> Vec<f64>;
+pub use super::mode::PriorDiagonal;
 
 /// The mode (L-BFGS from `start`) and the Laplace approximation there.
 /// `prior_precision(θ)`, when given, is the diagonal of the prior's precision at θ, and
@@ -96,7 +95,7 @@ pub fn laplace(
     model: &dyn ModelSync,
     start: &[f32],
 ) -> Result<Laplace, String> {
-    let mode = mode::find_mode(model, start)?;
+    let mode = mode::find_mode_with_prior(model, start, prior_precision)?;
     let d = model.dim();
     let p = match prior_precision {
         Some(prior) => mode::precision(model, &mode.theta, &prior(&mode.theta)),
