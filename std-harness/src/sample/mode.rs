@@ -601,18 +601,30 @@ fn precision_on(model: &dyn ModelSync, theta: &[f32], prior: &[f64], rows: &Rows
 }
 
 /// The negative Hessian of the log posterior at `theta` by central differences of its
-/// gradient (`h = 10⁻³·max(1, |θₖ|)` a coordinate, symmetrised), as a full `d × d`
-/// row-major matrix; `None` above [`MAX_DENSE_METRIC`] parameters or where a gradient
-/// is not finite. Costs `2d` full-data gradients.
+/// gradient (symmetrised), as a full `d × d` row-major matrix; `None` above
+/// [`MAX_DENSE_METRIC`] parameters or where a gradient is not finite. A coordinate's step
+/// is `10⁻³·max(1, |θₖ|)`, or one posterior sd where that is smaller (`1/√Fₖₖ`, the
+/// Fisher information's on a subsample, but at least `10⁻⁵·|θₖ|` for f32): a parameter
+/// of small scale is not differenced over thousands of sds. Costs `2d` full-data
+/// gradients.
 pub fn hessian_precision(model: &dyn ModelSync, theta: &[f32]) -> Option<Vec<f64>> {
     let d = model.dim();
     if d > MAX_DENSE_METRIC {
         return None;
     }
+    let rows = Rows::sample(model.len(), SUBSAMPLE_ROWS / 8);
+    let fisher = precision_on(model, theta, &vec![0.0; d], &rows);
+    let stride = if fisher.len() == d * d { d + 1 } else { 1 };
     let mut h = vec![0.0f64; d * d];
     let mut t = theta.to_vec();
     for k in 0..d {
-        let step = 1e-3 * (theta[k].abs() as f64).max(1.0);
+        let at = theta[k].abs() as f64;
+        let (base, sd) = (1e-3 * at.max(1.0), 1.0 / fisher[k * stride].sqrt());
+        let step = if sd.is_nan() {
+            base
+        } else {
+            base.min(sd.max(1e-5 * at))
+        };
         t[k] = (theta[k] as f64 + step) as f32;
         let up = (t[k] as f64, grad_log_posterior(model, &t));
         t[k] = (theta[k] as f64 - step) as f32;
@@ -864,6 +876,49 @@ mod tests {
     #[test]
     fn the_subsampled_mode_does_not_depend_on_a_features_scale() {
         mode_of_a_small_feature(4 * SUBSAMPLE_ROWS + 10_000);
+    }
+
+    /// The Hessian by differences of a logistic regression whose first feature is
+    /// multiplied by 10⁵ is the unscaled one's, scaled by 10⁻⁵ in that row and column:
+    /// its step follows the coefficient's sd (about 4·10⁻⁷), not `10⁻³`.
+    #[test]
+    fn the_hessian_steps_by_the_posteriors_scale() {
+        use sgld::models::{Gaussian, LogisticDense};
+        let n = 5000;
+        let mut rng = sgld::noise::default_rng(11);
+        let mut z = vec![0.0f32; 2 * n];
+        sgld::noise::fill_normal(&mut rng, &mut z);
+        let (mut x, mut wide, mut y) = (vec![], vec![], vec![]);
+        for r in z.chunks(2) {
+            let p = 1.0 / (1.0 + (-(r[0] + 0.8 * r[1]) as f64).exp());
+            let label = if sgld::noise::uniform(&mut rng) < p {
+                1.0
+            } else {
+                -1.0
+            };
+            y.push(label);
+            x.extend([r[0], r[1], 1.0]);
+            wide.extend([r[0] * 1e5, r[1], 1.0]);
+        }
+        let prior = Gaussian::new(1e12).unwrap();
+        let a = LogisticDense::new(&x, &y, 3, prior).unwrap();
+        let b = LogisticDense::new(&wide, &y, 3, prior).unwrap();
+        let ma = find_mode(&a, &[0.0; 3]).unwrap();
+        let mb = find_mode(&b, &[0.0; 3]).unwrap();
+        let ha = hessian_precision(&a, &ma.theta).unwrap();
+        let hb = hessian_precision(&b, &mb.theta).unwrap();
+        let unit = [1e-5, 1.0, 1.0];
+        for j in 0..3 {
+            for k in 0..3 {
+                let want = ha[j * 3 + k] / (unit[j] * unit[k]);
+                let got = hb[j * 3 + k];
+                let scale = (ha[j * 3 + j] * ha[k * 3 + k]).sqrt() / (unit[j] * unit[k]);
+                assert!(
+                    (got - want).abs() < 0.01 * scale,
+                    "({j}, {k}): {got} {want}"
+                );
+            }
+        }
     }
 
     /// The covariance of a 2×2 precision is its inverse, factored.
