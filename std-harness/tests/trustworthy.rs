@@ -384,3 +384,74 @@ fn a_wide_regression_with_correlated_features_gets_a_dense_metric_and_is_exact()
         );
     }
 }
+
+/// 140,000 rows (enough for the mode search to start on a subsample) of four features on
+/// scales from 3·10⁻⁵ to 100 (coefficients from 0.01 to 2·10⁴) and a 0/1 response, and
+/// the same rows with every feature brought to scale 1: under a vague prior the two
+/// posteriors are one up to those scales, and each run must find it. A mode search that
+/// stops by the gradient's size, or a preconditioner whose ridge swamps the small
+/// feature's precision, starts the chains thousands of log-density units below the mode.
+#[test]
+fn features_on_any_scale_sample_as_their_rescaled_copy() {
+    let dir = tempfile::tempdir().unwrap();
+    let scales = [1.0f32, 0.01, 100.0, 3e-5];
+    let beta = [1.0f32, -0.5, 1.0, 0.6];
+    let n = 140_000;
+    let z = common::normals(5 * n, 31);
+    let (mut raw, mut unit) = (vec![], vec![]);
+    for r in z.chunks(5) {
+        let t: f32 = (0..4).map(|j| beta[j] * r[j]).sum();
+        let p = 1.0 / (1.0 + (-t).exp());
+        // A uniform from the fifth normal: Φ by the logistic's close fit.
+        let u = 1.0 / (1.0 + (-1.702 * r[4]).exp());
+        let y = if u < p { 1.0 } else { 0.0 };
+        raw.push((0..4).map(|j| r[j] * scales[j]).chain([y]).collect());
+        unit.push(r.iter().take(4).copied().chain([y]).collect());
+    }
+    let header = ["a", "b", "c", "d", "y"];
+    let (a, b) = (dir.path().join("raw.csv"), dir.path().join("unit.csv"));
+    common::write_csv(&a, &header, &raw);
+    common::write_csv(&b, &header, &unit);
+    let mut runs = vec![];
+    for (train, out) in [(&a, "raw"), (&b, "unit")] {
+        let out = dir.path().join(out);
+        let o = run(
+            &[
+                "--model",
+                "logistic",
+                "--prior",
+                "gaussian:1e10",
+                "--train",
+                train.to_str().unwrap(),
+            ],
+            &out,
+        );
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr),
+        );
+        assert!(o.status.success(), "{stderr}");
+        assert!(!stdout.contains("warning:"), "{stdout}");
+        let s = summary(&out);
+        assert_eq!(s["warnings"].as_array().unwrap().len(), 0);
+        runs.push(s);
+    }
+    let params = |s: &serde_json::Value| s["params"].as_array().unwrap().clone();
+    let (pa, pb) = (params(&runs[0]), params(&runs[1]));
+    assert_eq!((pa.len(), pb.len()), (5, 5));
+    let f = |v: &serde_json::Value, k: &str| v[k].as_f64().unwrap_or_else(|| panic!("{k}: {v}"));
+    for (j, (x, y)) in pa.iter().zip(&pb).enumerate() {
+        // θ on the raw scale is θ on the unit scale over the feature's scale.
+        let s = scales.get(j).map_or(1.0, |&s| s as f64);
+        // The two runs' Monte Carlo errors and each one's step bias (under 0.05 sd, 5%).
+        let gap = (s * f(x, "mean") - f(y, "mean")).abs();
+        let mean_tol = Z * (s * f(x, "mcse_mean")).hypot(f(y, "mcse_mean")) + 0.1 * f(y, "sd");
+        let sd_tol = Z * (0.5 / f(x, "ess_bulk") + 0.5 / f(y, "ess_bulk")).sqrt() + 0.1;
+        let ratio = s * f(x, "sd") / f(y, "sd");
+        assert!(
+            gap < mean_tol && (ratio - 1.0).abs() < sd_tol,
+            "{}: means {gap} apart (tolerance {mean_tol}), sd ratio {ratio} (tolerance {sd_tol})",
+            x["name"]
+        );
+    }
+}
