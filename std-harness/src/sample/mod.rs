@@ -34,6 +34,7 @@ pub mod files;
 pub mod fixed;
 pub mod hmc;
 pub mod kept;
+pub mod metric_store;
 pub mod mode;
 pub mod net_model;
 pub mod network;
