@@ -3,7 +3,8 @@
 //! warm-up draws where the Laplace approximation at the mode disagrees with them.
 
 use super::chains::Chain;
-use super::mode::{MAX_DENSE_METRIC, MetricStore};
+use super::metric_store::MetricStore;
+use super::mode::MAX_DENSE_METRIC;
 
 /// The metric is replaced by the draws' covariance when a whitened coordinate's
 /// variance is off by more than this factor either way (an sd off by 1.6×), or the

@@ -11,7 +11,7 @@ use sgld::models::Model;
 use sgld::noise::DefaultRng;
 use sgld::sampler::Mala;
 
-use super::mode::MetricStore;
+use super::metric_store::MetricStore;
 use super::options::SampleOptions;
 use super::problem::ModelSync;
 use super::seeds::Stream;
@@ -195,7 +195,7 @@ mod tests {
         let m = LogisticDense::new(&x, &y, 2, Gaussian::new(1.0).unwrap()).unwrap();
         let mode = crate::sample::mode::find_mode(&m, &[0.0, 0.0]).unwrap();
         let h = crate::sample::mode::hessian_precision(&m, &mode.theta).unwrap();
-        let (metric, _) = crate::sample::mode::covariance(&h, 2);
+        let (metric, _) = crate::sample::metric_store::covariance(&h, 2);
         let cfg = SampleOptions::new("unused".into());
         let points = vec![mode.theta.clone(); 4];
         let good = acceptance(&m, &metric, 0.1, &points, &cfg).unwrap();

@@ -25,7 +25,7 @@ use super::blocks::{Blocks, WARMUP_RHAT, sample_to_target};
 use super::chains::{self, Chain, Sampled};
 use super::diagnose;
 use super::hmc::Hmc;
-use super::mode::MetricStore;
+use super::metric_store::MetricStore;
 use super::options::SampleOptions;
 use super::problem::ModelSync;
 use super::progress::Bars;

@@ -11,7 +11,8 @@ use sgld::schedule::Schedule;
 
 use super::chains::{self, Chain, Estimator, Sampled, Stretch};
 use super::config::SampleConfig;
-use super::mode::{self, MetricStore};
+use super::metric_store::MetricStore;
+use super::mode;
 use super::options::{DEFAULT_STEPS, auto_thin};
 use super::options::{SampleOptions, SamplerKind, cv_applies};
 use super::problem::{ModelSync, Problem, with_model};

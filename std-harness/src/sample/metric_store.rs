@@ -114,7 +114,8 @@ impl MetricStore {
     }
 }
 
-/// The covariance `M = P⁻¹` from a precision of [`precision`](super::mode::precision): by Cholesky factors when
+/// The covariance `M = P⁻¹` from a precision `P` (the lower triangle of a `d × d` matrix,
+/// row-major, or its diagonal): by Cholesky factors when
 /// dense (falling back to `1/Pⱼⱼ` on the diagonal when `P` is not positive definite),
 /// `1/Pⱼⱼ` when diagonal. Also returns the Cholesky factor of `P` when dense (MALA's
 /// precision factor).

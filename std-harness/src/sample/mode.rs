@@ -8,6 +8,7 @@ use super::problem::ModelSync;
 use rand_core::Rng;
 use rayon::prelude::*;
 
+/// The metric's old path: `MetricStore` and `covariance` live in [`super::metric_store`].
 pub use super::metric_store::{MetricStore, covariance};
 
 /// The diagonal of a prior's precision at θ.
@@ -304,7 +305,7 @@ pub fn find_mode_with_prior(
             rows: Rows::sample(n, SUBSAMPLE_ROWS / 8),
             prior,
         };
-        let (mode, _) = lbfgs(model, start, &sub, History::default(), Some(&check))?;
+        let mode = lbfgs(model, start, &sub, History::default(), Some(&check))?;
         return Ok(mode);
     }
     // Preconditioned from the start by a smaller subsample's Fisher information
@@ -313,14 +314,14 @@ pub fn find_mode_with_prior(
         precond: Precond::at(model, start, &Rows::sample(n, SUBSAMPLE_ROWS / 8), prior),
         ..History::default()
     };
-    let (mode, _) = lbfgs(model, start, &sub, first, None)?;
+    let mode = lbfgs(model, start, &sub, first, None)?;
     let history = History {
         precond: Precond::at(model, &mode.theta, &sub, prior),
         ..History::default()
     };
     // The precisions' passes over the subsamples.
     let sub_passes = mode.passes + 1.125 * sub.fraction();
-    let (mut mode, _) = lbfgs(model, &mode.theta, &Rows::all(n), history, None)?;
+    let mut mode = lbfgs(model, &mode.theta, &Rows::all(n), history, None)?;
     mode.passes += sub_passes;
     Ok(mode)
 }
@@ -377,8 +378,8 @@ impl Precond {
     ) -> Option<Self> {
         let d = model.dim();
         let prior = prior.map_or_else(|| vec![0.0; d], |p| p(theta));
-        let mut p = precision_on(model, theta, &prior, rows);
-        let dense = p.len() == d * d;
+        let dense = dense_laplace(d, rows.len());
+        let mut p = precision_on(model, theta, &prior, rows, dense);
         let diag = |j: usize| if dense { j * d + j } else { j };
         let top = (0..d).map(|j| p[diag(j)]).fold(0.0, f64::max);
         if !(top.is_finite() && top > 0.0) {
@@ -436,7 +437,7 @@ fn lbfgs(
     rows: &Rows,
     history: History,
     check: Option<&Check<'_>>,
-) -> Result<(Mode, History), String> {
+) -> Result<Mode, String> {
     let n = model.len().max(1) as f64;
     let mut passes = 0.0;
     let mut eval = |theta: &[f32]| {
@@ -487,13 +488,12 @@ fn lbfgs(
             ..History::default()
         };
     }
-    let mode = Mode {
+    Ok(Mode {
         theta: to_f32(&search.x),
         log_post: -search.f,
         iterations: search.iterations,
         passes: passes + check_passes,
-    };
-    Ok((mode, search.history))
+    })
 }
 
 /// A mode search's state: the point, its objective (the negative log posterior) and
@@ -549,13 +549,21 @@ impl Search {
 /// diagonal otherwise. The sum is over the warm-up's subsample of rows
 /// ([`Rows::warmup`]), scaled to all of them.
 pub fn precision(model: &dyn ModelSync, theta: &[f32], prior: &[f64]) -> Vec<f64> {
-    precision_on(model, theta, prior, &Rows::warmup(model.len()))
+    let rows = Rows::warmup(model.len());
+    let dense = dense_laplace(model.dim(), rows.len());
+    precision_on(model, theta, prior, &rows, dense)
 }
 
-/// [`precision`] with the sum over `rows`, scaled to all of them.
-fn precision_on(model: &dyn ModelSync, theta: &[f32], prior: &[f64], rows: &Rows) -> Vec<f64> {
+/// [`precision`] with the sum over `rows`, scaled to all of them: the lower triangle when
+/// `dense`, else the diagonal.
+fn precision_on(
+    model: &dyn ModelSync,
+    theta: &[f32],
+    prior: &[f64],
+    rows: &Rows,
+    dense: bool,
+) -> Vec<f64> {
     let d = model.dim();
-    let dense = dense_laplace(d, rows.len());
     let size = if dense { d * d } else { d };
     let parts: Vec<Vec<f64>> = rows
         .chunks
@@ -613,13 +621,12 @@ pub fn hessian_precision(model: &dyn ModelSync, theta: &[f32]) -> Option<Vec<f64
         return None;
     }
     let rows = Rows::sample(model.len(), SUBSAMPLE_ROWS / 8);
-    let fisher = precision_on(model, theta, &vec![0.0; d], &rows);
-    let stride = if fisher.len() == d * d { d + 1 } else { 1 };
+    let fisher = precision_on(model, theta, &vec![0.0; d], &rows, false);
     let mut h = vec![0.0f64; d * d];
     let mut t = theta.to_vec();
     for k in 0..d {
         let at = theta[k].abs() as f64;
-        let (base, sd) = (1e-3 * at.max(1.0), 1.0 / fisher[k * stride].sqrt());
+        let (base, sd) = (1e-3 * at.max(1.0), 1.0 / fisher[k].sqrt());
         let step = if sd.is_nan() {
             base
         } else {

@@ -13,7 +13,7 @@ use indicatif::ProgressBar;
 use sgld::schedule::Schedule;
 
 use super::chains::{Chain, SharedEstimator, Stretch, advance_all};
-use super::mode::MetricStore;
+use super::metric_store::MetricStore;
 use super::options::{SampleOptions, SamplerKind};
 use super::problem::ModelSync;
 use super::warmup::Laplace;

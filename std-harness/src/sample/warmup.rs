@@ -7,7 +7,8 @@ use sgld::estimate::{sampling_threshold, threshold_scratch_len};
 use sgld::gradient::sample_batch;
 use sgld::noise::{DefaultRng, fill_normal};
 
-use super::mode::{self, MetricStore, Mode};
+use super::metric_store::{self, MetricStore};
+use super::mode::{self, Mode};
 use super::options::SampleOptions;
 use super::problem::ModelSync;
 pub use super::records::WarmupSummary;
@@ -113,7 +114,7 @@ pub fn laplace(
     } else {
         p.iter().copied().fold(0.0, f64::max)
     };
-    let (metric, precision_factor) = mode::covariance(&p, d);
+    let (metric, precision_factor) = metric_store::covariance(&p, d);
     let sds = metric.sds();
     Ok(Laplace {
         mode,

@@ -25,7 +25,7 @@ use sgld::noise::{fill_normal, uniform};
 use sgld::sampler::MalaInfo;
 
 use super::dense::dot;
-use super::mode::MetricStore;
+use super::metric_store::MetricStore;
 use super::problem::ModelSync;
 
 /// The integration time of a trajectory in the whitened coordinates, about: near a
