@@ -69,12 +69,14 @@ impl Dtype {
     }
 }
 
-/// An array's header: element type and byte order, and its shape.
+/// An array's header: element type and byte order, its shape, and whether it is stored
+/// column by column (Fortran order, as `np.save(df.to_numpy())` writes a data frame).
 #[derive(Debug)]
 struct Header {
     dtype: Dtype,
     big: bool,
     shape: Vec<usize>,
+    fortran: bool,
 }
 
 /// Reads the header (magic, version, dictionary) from `file`.
@@ -142,11 +144,15 @@ fn header(path: &Path, file: &mut impl Read, hasher: &mut Sha256) -> Result<Head
             )));
         }
     };
-    if field("fortran_order").as_deref() != Some("False") {
-        return Err(bad(
-            "the array is in Fortran order: save np.ascontiguousarray(x) instead".into(),
-        ));
-    }
+    let fortran = match field("fortran_order").as_deref() {
+        Some("False") => false,
+        Some("True") => true,
+        other => {
+            return Err(bad(format!(
+                "fortran_order {other:?} is neither True nor False"
+            )));
+        }
+    };
     let shape = field("shape").ok_or_else(|| bad("header without 'shape'".into()))?;
     let shape: Vec<usize> = shape
         .trim_matches(|c| c == '(' || c == ')')
@@ -155,7 +161,12 @@ fn header(path: &Path, file: &mut impl Read, hasher: &mut Sha256) -> Result<Head
         .filter(|s| !s.is_empty())
         .map(|s| s.parse().map_err(|_| bad(format!("shape entry {s:?}"))))
         .collect::<Result<_, _>>()?;
-    Ok(Header { dtype, big, shape })
+    Ok(Header {
+        dtype,
+        big,
+        shape,
+        fortran,
+    })
 }
 
 /// Opens `path` and reads its header; checks the file's size against the shape before
@@ -352,37 +363,45 @@ pub fn read_hashed(path: &Path, response: Response<'_>) -> Result<(Dataset, Stri
         Response::File(_) => None,
     };
     let d = cols - t.is_some() as usize;
+    if d == 0 {
+        return Err(DataError::new(path, 0, "no feature columns"));
+    }
     let values = rows
         .checked_mul(d)
         .filter(|&v| v <= super::MAX_DENSE_VALUES * 4)
         .ok_or_else(|| DataError::new(path, 0, format!("{rows} x {d} values are too many")))?;
-    // Room for a bias column, which then goes in without moving the design.
-    let mut x = Vec::with_capacity(values + rows);
-    let mut y = Vec::with_capacity(if t.is_some() { rows } else { 0 });
-    let sha = read_rows(
-        path,
-        file,
-        &h,
-        hasher,
-        (rows, cols),
-        BLOCK_BYTES,
-        |first, block| {
-            if let Some(k) = block.iter().position(|v| !v.is_finite()) {
-                return finite(path, block[k], first + k / cols, k % cols).map(|_| ());
-            }
-            match t {
-                None => x.extend_from_slice(block),
-                Some(t) => {
-                    for row in block.chunks_exact(cols) {
-                        x.extend_from_slice(&row[..t]);
-                        y.push(row[t]);
-                        x.extend_from_slice(&row[t + 1..]);
+    let (x, mut y, sha) = if h.fortran {
+        read_columns(path, file, &h, hasher, (rows, cols), t, GROUP_VALUES)?
+    } else {
+        // Room for a bias column, which then goes in without moving the design.
+        let mut x = Vec::with_capacity(values + rows);
+        let mut y = Vec::with_capacity(if t.is_some() { rows } else { 0 });
+        let sha = read_rows(
+            path,
+            file,
+            &h,
+            hasher,
+            (rows, cols),
+            BLOCK_BYTES,
+            |first, block| {
+                if let Some(k) = block.iter().position(|v| !v.is_finite()) {
+                    return finite(path, block[k], first + k / cols, k % cols).map(|_| ());
+                }
+                match t {
+                    None => x.extend_from_slice(block),
+                    Some(t) => {
+                        for row in block.chunks_exact(cols) {
+                            x.extend_from_slice(&row[..t]);
+                            y.push(row[t]);
+                            x.extend_from_slice(&row[t + 1..]);
+                        }
                     }
                 }
-            }
-            Ok(())
-        },
-    )?;
+                Ok(())
+            },
+        )?;
+        (x, y, sha)
+    };
     if let Response::File(labels) = response {
         y = read_labels(labels, rows)?;
     }
@@ -397,6 +416,86 @@ pub fn read_hashed(path: &Path, response: Response<'_>) -> Result<(Dataset, Stri
         lines: Vec::new(),
     };
     Ok((data, sha))
+}
+
+/// Values a group of a Fortran-order design's columns holds at least (64 MB as f32).
+const GROUP_VALUES: usize = 16 << 20;
+
+/// A Fortran-order design (`rows × cols`, stored column by column) read into the
+/// row-major design and, for `t`, the response: the file is read once and in order (so
+/// it is hashed as any other), and its columns are written into the design a group at a
+/// time, each group of at least `group_values` values (and an eighth of the design) in
+/// one pass over the rows, not one strided pass a column.
+fn read_columns(
+    path: &Path,
+    file: std::fs::File,
+    h: &Header,
+    hasher: Sha256,
+    (rows, cols): (usize, usize),
+    t: Option<usize>,
+    group_values: usize,
+) -> Result<(Vec<f32>, Vec<f32>, String), DataError> {
+    let d = cols - t.is_some() as usize;
+    // Zero pages are mapped as they are first written; room for a bias column.
+    let mut x = vec![0.0f32; rows * d + rows];
+    x.truncate(rows * d);
+    let mut y = vec![0.0f32; if t.is_some() { rows } else { 0 }];
+    let per_group = (group_values.max(rows * d / 8) / rows).clamp(1, cols);
+    let (mut group, mut first) = (Vec::new(), 0usize);
+    // Blocks of whole columns: the rows of the transpose, which is in C order.
+    let sha = read_rows(
+        path,
+        file,
+        h,
+        hasher,
+        (cols, rows),
+        BLOCK_BYTES,
+        |col, block| {
+            if let Some(k) = block.iter().position(|v| !v.is_finite()) {
+                return finite(path, block[k], k % rows, col + k / rows).map(|_| ());
+            }
+            group.extend_from_slice(block);
+            let end = col + block.len() / rows;
+            if end - first >= per_group || end == cols {
+                scatter(&group, first, (rows, d), t, &mut x, &mut y);
+                group.clear();
+                first = end;
+            }
+            Ok(())
+        },
+    )?;
+    Ok((x, y, sha))
+}
+
+/// Writes the columns `first..` of a design (`group`, column-major, `rows` each) into
+/// the row-major `x` of `d` columns, the response column `t` into `y`.
+fn scatter(
+    group: &[f32],
+    first: usize,
+    (rows, d): (usize, usize),
+    t: Option<usize>,
+    x: &mut [f32],
+    y: &mut [f32],
+) {
+    let columns: Vec<(usize, &[f32])> = group
+        .chunks_exact(rows)
+        .enumerate()
+        .map(|(k, c)| (first + k, c))
+        .collect();
+    // The design's columns of the group's features, beside their values.
+    let mut features = Vec::with_capacity(columns.len());
+    for &(c, values) in &columns {
+        match t {
+            Some(t) if c == t => y.copy_from_slice(values),
+            Some(t) if c > t => features.push((c - 1, values)),
+            _ => features.push((c, values)),
+        }
+    }
+    for (i, row) in x.chunks_exact_mut(d).enumerate() {
+        for &(j, values) in &features {
+            row[j] = values[i];
+        }
+    }
 }
 
 /// A 1-D labels file (or `(n, 1)`) of `rows` entries.
@@ -610,6 +709,84 @@ mod tests {
         let p = npy(dir.path(), "n.npy", "<f4", "(1001, 3)", &data);
         let e = read_hashed(&p, Response::Column(None)).unwrap_err();
         assert!(e.what.contains("row 937, column 2"), "{e}");
+    }
+
+    /// A design stored column by column reads as its C-order copy, whichever column is
+    /// the response and however the columns are grouped; a bad value is named by its
+    /// row and column.
+    #[test]
+    fn fortran_order_reads_as_c_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let (rows, cols) = (37usize, 5usize);
+        let v: Vec<f32> = (0..rows * cols).map(|k| k as f32 * 0.5 - 20.0).collect();
+        let column_major = |v: &[f32]| -> Vec<f32> {
+            (0..cols)
+                .flat_map(|j| (0..rows).map(move |i| v[i * cols + j]))
+                .collect()
+        };
+        let f4 = |v: &[f32]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
+        let f8 =
+            |v: &[f32]| -> Vec<u8> { v.iter().flat_map(|&x| (x as f64).to_be_bytes()).collect() };
+        let c = npy(dir.path(), "c.npy", "<f4", "(37, 5)", &f4(&v));
+        let fortran = |name: &str, descr: &str, data: &[u8]| {
+            let dict = format!("{{'descr': '{descr}', 'fortran_order': True, 'shape': (37, 5), }}");
+            let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+            bytes.extend_from_slice(&(dict.len() as u16).to_le_bytes());
+            bytes.extend_from_slice(dict.as_bytes());
+            bytes.extend_from_slice(data);
+            let p = dir.path().join(name);
+            std::fs::write(&p, bytes).unwrap();
+            p
+        };
+        let f = fortran("f4.npy", "<f4", &f4(&column_major(&v)));
+        let g = fortran("f8.npy", ">f8", &f8(&column_major(&v)));
+        let labels = npy(dir.path(), "y.npy", "<f4", "(37,)", &f4(&vec![1.0; rows]));
+        for response in [
+            Response::Column(None),
+            Response::Column(Some(0)),
+            Response::Column(Some(2)),
+            Response::File(&labels),
+        ] {
+            let (want, _) = read_hashed(&c, response).unwrap();
+            for p in [&f, &g] {
+                let (got, sha) = read_hashed(p, response).unwrap();
+                assert_eq!(got.features, want.features);
+                assert_eq!(
+                    (got.y.clone(), got.names.clone()),
+                    (want.y.clone(), want.names.clone())
+                );
+                assert_eq!(sha, crate::data::registry::sha256_file(p).unwrap());
+            }
+            // Groups of one column up to all of them.
+            let t = match response {
+                Response::Column(t) => Some(t.unwrap_or(cols - 1)),
+                Response::File(_) => None,
+            };
+            for group in [1, rows, 2 * rows + 1, rows * cols] {
+                let (file, h, hasher) = open(&f).unwrap();
+                let (x, y, _) = read_columns(&f, file, &h, hasher, (rows, cols), t, group).unwrap();
+                let d = cols - t.is_some() as usize;
+                assert_eq!(Features::Dense { x, d }, want.features, "group {group}");
+                if t.is_some() {
+                    assert_eq!(y, want.y);
+                }
+            }
+        }
+        let mut w = v.clone();
+        w[30 * cols + 3] = f32::INFINITY;
+        let p = fortran("inf.npy", "<f4", &f4(&column_major(&w)));
+        let e = read_hashed(&p, Response::Column(None)).unwrap_err();
+        assert!(e.what.contains("row 30, column 3"), "{e}");
+        let mut bytes = std::fs::read(&c).unwrap();
+        let at = bytes.windows(5).position(|w| w == b"False").unwrap();
+        bytes[at..at + 5].copy_from_slice(b"Maybe");
+        let p = dir.path().join("m.npy");
+        std::fs::write(&p, bytes).unwrap();
+        let e = read_hashed(&p, Response::Column(None)).unwrap_err();
+        assert!(e.what.contains("neither True nor False"), "{e}");
+        let p = npy(dir.path(), "z.npy", "<f4", "(37, 0)", &[]);
+        let e = read_hashed(&p, Response::File(&labels)).unwrap_err();
+        assert!(e.what.contains("no feature columns"), "{e}");
     }
 
     #[test]
