@@ -146,11 +146,14 @@ pub fn par_pieces<T: Send, E: Send>(
             Some(this)
         })
         .collect();
-    pieces
+    // Every piece's result, then the first error in file order (collecting into a
+    // `Result` would keep whichever error came first in time).
+    let results: Vec<Result<T, E>> = pieces
         .par_iter()
         .zip(firsts)
         .map(|(p, l)| f(p, l))
-        .collect()
+        .collect();
+    results.into_iter().collect()
 }
 
 /// The lines of `piece` numbered from `first_line`, without their line ending (`\n` or
@@ -346,14 +349,19 @@ mod tests {
             assert_eq!(*l, k + 1);
             assert_eq!(s, k.to_string().as_bytes());
         }
-        // The earliest failing piece's error wins.
+        // The earliest failing piece's error wins, even when a later piece fails first.
         let err = par_pieces(&text, 1, |p, l| {
-            match numbered_lines(p, l).find(|(_, s)| s == b"70000" || s == b"90000") {
-                Some((l, _)) => Err(l),
+            match numbered_lines(p, l).find(|(_, s)| s == b"30000" || s == b"90000") {
+                Some((l, _)) => {
+                    if l < 90_000 {
+                        std::thread::sleep(std::time::Duration::from_millis(200));
+                    }
+                    Err(l)
+                }
                 None => Ok(()),
             }
         });
-        assert_eq!(err, Err(70_001));
+        assert_eq!(err, Err(30_001));
     }
 
     /// A deterministic stream of random words: the crate's generator.
