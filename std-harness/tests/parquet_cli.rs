@@ -330,6 +330,21 @@ fn bad_parquet_inputs_are_one_line_errors_that_write_nothing() {
         ],
         1000,
     );
+    // Nulls in two columns of one row group: the first column is named, whichever
+    // column's decoding fails first.
+    let mut a_null: Vec<Option<f64>> = rows.iter().map(|r| Some(r[0] as f64)).collect();
+    a_null[40] = None;
+    let mut b_null: Vec<Option<f64>> = rows.iter().map(|r| Some(r[1] as f64)).collect();
+    b_null[2] = None;
+    write_table(
+        &p("nulls.parquet"),
+        &[
+            ("a", Col::Double(a_null)),
+            ("b", Col::Double(b_null)),
+            ("y", dbl(2)),
+        ],
+        1000,
+    );
     let mut nan: Vec<Option<f64>> = rows.iter().map(|r| Some(r[1] as f64)).collect();
     nan[3] = Some(f64::NAN);
     write_table(
@@ -340,13 +355,14 @@ fn bad_parquet_inputs_are_one_line_errors_that_write_nothing() {
     let whole = std::fs::read(p("ok.parquet")).unwrap();
     std::fs::write(p("short.parquet"), &whole[..whole.len() / 2]).unwrap();
     std::fs::write(p("fake.parquet"), "a,y\n1,0\n").unwrap();
-    let cases: [(&str, &[&str], &str); 7] = [
+    let cases: [(&str, &[&str], &str); 8] = [
         (
             "ok.parquet",
             &["--target", "label"],
             "no column named \"label\"",
         ),
         ("null.parquet", &[], "row 18 is null"),
+        ("nulls.parquet", &[], "column \"a\": row 41 is null"),
         ("text.parquet", &[], "column \"city\" holds text"),
         ("nan.parquet", &[], "row 4: NaN is not a finite number"),
         ("short.parquet", &[], "not a readable Parquet file"),

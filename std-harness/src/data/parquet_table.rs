@@ -433,11 +433,17 @@ fn read(path: &Path, target: Option<&str>) -> Result<Dataset, DataError> {
         let xg = &mut x[first * d..(first + rows) * d];
         let yg = &mut y[first..first + rows];
         for js in order.chunks(batch) {
-            let decoded = js
+            // Every column's result, then the first error in column order (collecting
+            // into a `Result` would keep whichever came first in time).
+            let decoded: Vec<Result<Vec<f32>, String>> = js
                 .par_iter()
-                .map(|&j| column(&reader, g, j, kinds[j]).map_err(|e| (j, e)))
-                .collect::<Result<Vec<Vec<f32>>, (usize, String)>>()
-                .map_err(|(j, e)| bad(format!("column {:?}: {e}", names[j])))?;
+                .map(|&j| column(&reader, g, j, kinds[j]))
+                .collect();
+            let decoded = js
+                .iter()
+                .zip(decoded)
+                .map(|(&j, v)| v.map_err(|e| bad(format!("column {:?}: {e}", names[j]))))
+                .collect::<Result<Vec<Vec<f32>>, _>>()?;
             for (&j, v) in js.iter().zip(&decoded) {
                 if v.len() != rows {
                     return Err(bad(format!(
