@@ -209,11 +209,11 @@ fn open(path: &Path) -> Result<(std::fs::File, Header, Sha256), DataError> {
 }
 
 /// Reads `rows` rows of `cols` values after the header and calls `take(first_row,
-/// values)` on each block of whole rows (about `block_bytes` of the file), in order, as f32 (row-major); checks that the
-/// file holds exactly that many bytes. Blocks are read into f32 words: little-endian f32
-/// (the common dtype) on a little-endian machine is taken as read, without a copy, and a
-/// thread beside hashes each block while this one reads and takes the next. Returns the
-/// file's sha256 (lowercase hex).
+/// values)` on each block of whole rows (about `block_bytes` of the file), in order, as
+/// f32 (row-major); checks that the file holds exactly that many bytes. Blocks are read
+/// into f32 words: little-endian f32 (the common dtype) on a little-endian machine is
+/// taken as read, without a copy, and a thread beside hashes each block while this one
+/// reads and takes the next. Returns the file's sha256 (lowercase hex).
 fn read_rows(
     path: &Path,
     mut file: std::fs::File,
