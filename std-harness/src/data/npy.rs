@@ -79,6 +79,14 @@ struct Header {
     fortran: bool,
 }
 
+/// An array opened by [`open`]: its file just past the header, the header, and the
+/// hash of the bytes read so far.
+struct Opened {
+    file: std::fs::File,
+    h: Header,
+    hasher: Sha256,
+}
+
 /// Reads the header (magic, version, dictionary) from `file`.
 fn header(path: &Path, file: &mut impl Read, hasher: &mut Sha256) -> Result<Header, DataError> {
     let bad = |what: String| DataError::new(path, 0, what);
@@ -171,7 +179,7 @@ fn header(path: &Path, file: &mut impl Read, hasher: &mut Sha256) -> Result<Head
 
 /// Opens `path` and reads its header; checks the file's size against the shape before
 /// anything is allocated for the data.
-fn open(path: &Path) -> Result<(std::fs::File, Header, Sha256), DataError> {
+fn open(path: &Path) -> Result<Opened, DataError> {
     let io = |e: std::io::Error| DataError::new(path, 0, format!("cannot read: {e}"));
     let mut file = std::fs::File::open(path).map_err(io)?;
     let mut hasher = Sha256::new();
@@ -182,7 +190,7 @@ fn open(path: &Path) -> Result<(std::fs::File, Header, Sha256), DataError> {
         .iter()
         .try_fold(h.dtype.size() as u64, |a, &b| a.checked_mul(b as u64));
     match expected {
-        Some(e) if e == left => Ok((file, h, hasher)),
+        Some(e) if e == left => Ok(Opened { file, h, hasher }),
         Some(e) if e > left => Err(DataError::new(
             path,
             0,
@@ -216,14 +224,17 @@ fn open(path: &Path) -> Result<(std::fs::File, Header, Sha256), DataError> {
 /// reads and takes the next. Returns the file's sha256 (lowercase hex).
 fn read_rows(
     path: &Path,
-    mut file: std::fs::File,
-    h: &Header,
-    mut hasher: Sha256,
+    a: Opened,
     (rows, cols): (usize, usize),
     block_bytes: usize,
     mut take: impl FnMut(usize, &[f32]) -> Result<(), DataError>,
 ) -> Result<String, DataError> {
     let io = |e: std::io::Error| DataError::new(path, 0, format!("cannot read: {e}"));
+    let Opened {
+        mut file,
+        h,
+        mut hasher,
+    } = a;
     let size = h.dtype.size();
     let row_bytes = cols.max(1) * size;
     let expected = rows
@@ -326,8 +337,8 @@ pub enum Response<'a> {
 /// Reads a 2-D `.npy` design and its response. Feature names are the columns' 0-based
 /// indices. Returns the data set and the design file's sha256.
 pub fn read_hashed(path: &Path, response: Response<'_>) -> Result<(Dataset, String), DataError> {
-    let (file, h, hasher) = open(path)?;
-    let (rows, cols) = match h.shape[..] {
+    let a = open(path)?;
+    let (rows, cols) = match a.h.shape[..] {
         [r, c] => (r, c),
         _ => {
             return Err(DataError::new(
@@ -335,7 +346,7 @@ pub fn read_hashed(path: &Path, response: Response<'_>) -> Result<(Dataset, Stri
                 0,
                 format!(
                     "shape {:?}: a design is a 2-D array (rows, columns)",
-                    h.shape
+                    a.h.shape
                 ),
             ));
         }
@@ -366,41 +377,13 @@ pub fn read_hashed(path: &Path, response: Response<'_>) -> Result<(Dataset, Stri
     if d == 0 {
         return Err(DataError::new(path, 0, "no feature columns"));
     }
-    let values = rows
-        .checked_mul(d)
+    rows.checked_mul(d)
         .filter(|&v| v <= super::MAX_DENSE_VALUES * 4)
         .ok_or_else(|| DataError::new(path, 0, format!("{rows} x {d} values are too many")))?;
-    let (x, mut y, sha) = if h.fortran {
-        read_columns(path, file, &h, hasher, (rows, cols), t, GROUP_VALUES)?
+    let (x, mut y, sha) = if a.h.fortran {
+        read_columns(path, a, (rows, cols), t, GROUP_VALUES)?
     } else {
-        // Room for a bias column, which then goes in without moving the design.
-        let mut x = Vec::with_capacity(values + rows);
-        let mut y = Vec::with_capacity(if t.is_some() { rows } else { 0 });
-        let sha = read_rows(
-            path,
-            file,
-            &h,
-            hasher,
-            (rows, cols),
-            BLOCK_BYTES,
-            |first, block| {
-                if let Some(k) = block.iter().position(|v| !v.is_finite()) {
-                    return finite(path, block[k], first + k / cols, k % cols).map(|_| ());
-                }
-                match t {
-                    None => x.extend_from_slice(block),
-                    Some(t) => {
-                        for row in block.chunks_exact(cols) {
-                            x.extend_from_slice(&row[..t]);
-                            y.push(row[t]);
-                            x.extend_from_slice(&row[t + 1..]);
-                        }
-                    }
-                }
-                Ok(())
-            },
-        )?;
-        (x, y, sha)
+        read_c_order(path, a, (rows, cols), t)?
     };
     if let Response::File(labels) = response {
         y = read_labels(labels, rows)?;
@@ -418,6 +401,37 @@ pub fn read_hashed(path: &Path, response: Response<'_>) -> Result<(Dataset, Stri
     Ok((data, sha))
 }
 
+/// A C-order design (`rows × cols`) read into the row-major design and, for `t`, the
+/// response, a block of rows at a time.
+fn read_c_order(
+    path: &Path,
+    a: Opened,
+    (rows, cols): (usize, usize),
+    t: Option<usize>,
+) -> Result<(Vec<f32>, Vec<f32>, String), DataError> {
+    let d = cols - t.is_some() as usize;
+    // Room for a bias column, which then goes in without moving the design.
+    let mut x = Vec::with_capacity(rows * d + rows);
+    let mut y = Vec::with_capacity(if t.is_some() { rows } else { 0 });
+    let sha = read_rows(path, a, (rows, cols), BLOCK_BYTES, |first, block| {
+        if let Some(k) = block.iter().position(|v| !v.is_finite()) {
+            return finite(path, block[k], first + k / cols, k % cols).map(|_| ());
+        }
+        match t {
+            None => x.extend_from_slice(block),
+            Some(t) => {
+                for row in block.chunks_exact(cols) {
+                    x.extend_from_slice(&row[..t]);
+                    y.push(row[t]);
+                    x.extend_from_slice(&row[t + 1..]);
+                }
+            }
+        }
+        Ok(())
+    })?;
+    Ok((x, y, sha))
+}
+
 /// Values a group of a Fortran-order design's columns holds at least (64 MB as f32).
 const GROUP_VALUES: usize = 16 << 20;
 
@@ -428,9 +442,7 @@ const GROUP_VALUES: usize = 16 << 20;
 /// one pass over the rows, not one strided pass a column.
 fn read_columns(
     path: &Path,
-    file: std::fs::File,
-    h: &Header,
-    hasher: Sha256,
+    a: Opened,
     (rows, cols): (usize, usize),
     t: Option<usize>,
     group_values: usize,
@@ -443,27 +455,19 @@ fn read_columns(
     let per_group = (group_values.max(rows * d / 8) / rows).clamp(1, cols);
     let (mut group, mut first) = (Vec::new(), 0usize);
     // Blocks of whole columns: the rows of the transpose, which is in C order.
-    let sha = read_rows(
-        path,
-        file,
-        h,
-        hasher,
-        (cols, rows),
-        BLOCK_BYTES,
-        |col, block| {
-            if let Some(k) = block.iter().position(|v| !v.is_finite()) {
-                return finite(path, block[k], k % rows, col + k / rows).map(|_| ());
-            }
-            group.extend_from_slice(block);
-            let end = col + block.len() / rows;
-            if end - first >= per_group || end == cols {
-                scatter(&group, first, (rows, d), t, &mut x, &mut y);
-                group.clear();
-                first = end;
-            }
-            Ok(())
-        },
-    )?;
+    let sha = read_rows(path, a, (cols, rows), BLOCK_BYTES, |col, block| {
+        if let Some(k) = block.iter().position(|v| !v.is_finite()) {
+            return finite(path, block[k], k % rows, col + k / rows).map(|_| ());
+        }
+        group.extend_from_slice(block);
+        let end = col + block.len() / rows;
+        if end - first >= per_group || end == cols {
+            scatter(&group, first, (rows, d), t, &mut x, &mut y);
+            group.clear();
+            first = end;
+        }
+        Ok(())
+    })?;
     Ok((x, y, sha))
 }
 
@@ -477,14 +481,9 @@ fn scatter(
     x: &mut [f32],
     y: &mut [f32],
 ) {
-    let columns: Vec<(usize, &[f32])> = group
-        .chunks_exact(rows)
-        .enumerate()
-        .map(|(k, c)| (first + k, c))
-        .collect();
     // The design's columns of the group's features, beside their values.
-    let mut features = Vec::with_capacity(columns.len());
-    for &(c, values) in &columns {
+    let mut features = Vec::with_capacity(group.len() / rows);
+    for (c, values) in (first..).zip(group.chunks_exact(rows)) {
         match t {
             Some(t) if c == t => y.copy_from_slice(values),
             Some(t) if c > t => features.push((c - 1, values)),
@@ -500,14 +499,14 @@ fn scatter(
 
 /// A 1-D labels file (or `(n, 1)`) of `rows` entries.
 fn read_labels(path: &Path, rows: usize) -> Result<Vec<f32>, DataError> {
-    let (file, h, hasher) = open(path)?;
-    let n = match h.shape[..] {
+    let a = open(path)?;
+    let n = match a.h.shape[..] {
         [n] | [n, 1] => n,
         _ => {
             return Err(DataError::new(
                 path,
                 0,
-                format!("shape {:?}: labels are a 1-D array", h.shape),
+                format!("shape {:?}: labels are a 1-D array", a.h.shape),
             ));
         }
     };
@@ -519,20 +518,12 @@ fn read_labels(path: &Path, rows: usize) -> Result<Vec<f32>, DataError> {
         ));
     }
     let mut y = Vec::with_capacity(n);
-    read_rows(
-        path,
-        file,
-        &h,
-        hasher,
-        (n, 1),
-        BLOCK_BYTES,
-        |first, block| {
-            for (k, &v) in block.iter().enumerate() {
-                y.push(finite(path, v, first + k, 0)?);
-            }
-            Ok(())
-        },
-    )?;
+    read_rows(path, a, (n, 1), BLOCK_BYTES, |first, block| {
+        for (k, &v) in block.iter().enumerate() {
+            y.push(finite(path, v, first + k, 0)?);
+        }
+        Ok(())
+    })?;
     Ok(y)
 }
 
@@ -592,7 +583,18 @@ mod tests {
     use super::*;
 
     fn npy(dir: &Path, name: &str, descr: &str, shape: &str, data: &[u8]) -> std::path::PathBuf {
-        let dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+        npy_ordered(dir, name, (descr, "False"), shape, data)
+    }
+
+    /// An array whose header says `fortran_order: ORDER`.
+    fn npy_ordered(
+        dir: &Path,
+        name: &str,
+        (descr, order): (&str, &str),
+        shape: &str,
+        data: &[u8],
+    ) -> std::path::PathBuf {
+        let dict = format!("{{'descr': '{descr}', 'fortran_order': {order}, 'shape': {shape}, }}");
         let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
         bytes.extend_from_slice(&(dict.len() as u16).to_le_bytes());
         bytes.extend_from_slice(dict.as_bytes());
@@ -691,9 +693,8 @@ mod tests {
             let data: Vec<u8> = v.iter().flat_map(|&x| bytes(x)).collect();
             let p = npy(dir.path(), "b.npy", descr, "(1001, 3)", &data);
             for block in [1, 7, 100, 1 << 20] {
-                let (file, h, hasher) = open(&p).unwrap();
                 let mut got = Vec::new();
-                let sha = read_rows(&p, file, &h, hasher, (rows, cols), block, |first, b| {
+                let sha = read_rows(&p, open(&p).unwrap(), (rows, cols), block, |first, b| {
                     assert_eq!(first * cols, got.len());
                     got.extend_from_slice(b);
                     Ok(())
@@ -729,14 +730,7 @@ mod tests {
             |v: &[f32]| -> Vec<u8> { v.iter().flat_map(|&x| (x as f64).to_be_bytes()).collect() };
         let c = npy(dir.path(), "c.npy", "<f4", "(37, 5)", &f4(&v));
         let fortran = |name: &str, descr: &str, data: &[u8]| {
-            let dict = format!("{{'descr': '{descr}', 'fortran_order': True, 'shape': (37, 5), }}");
-            let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
-            bytes.extend_from_slice(&(dict.len() as u16).to_le_bytes());
-            bytes.extend_from_slice(dict.as_bytes());
-            bytes.extend_from_slice(data);
-            let p = dir.path().join(name);
-            std::fs::write(&p, bytes).unwrap();
-            p
+            npy_ordered(dir.path(), name, (descr, "True"), "(37, 5)", data)
         };
         let f = fortran("f4.npy", "<f4", &f4(&column_major(&v)));
         let g = fortran("f8.npy", ">f8", &f8(&column_major(&v)));
@@ -763,8 +757,8 @@ mod tests {
                 Response::File(_) => None,
             };
             for group in [1, rows, 2 * rows + 1, rows * cols] {
-                let (file, h, hasher) = open(&f).unwrap();
-                let (x, y, _) = read_columns(&f, file, &h, hasher, (rows, cols), t, group).unwrap();
+                let (x, y, _) =
+                    read_columns(&f, open(&f).unwrap(), (rows, cols), t, group).unwrap();
                 let d = cols - t.is_some() as usize;
                 assert_eq!(Features::Dense { x, d }, want.features, "group {group}");
                 if t.is_some() {
@@ -777,11 +771,7 @@ mod tests {
         let p = fortran("inf.npy", "<f4", &f4(&column_major(&w)));
         let e = read_hashed(&p, Response::Column(None)).unwrap_err();
         assert!(e.what.contains("row 30, column 3"), "{e}");
-        let mut bytes = std::fs::read(&c).unwrap();
-        let at = bytes.windows(5).position(|w| w == b"False").unwrap();
-        bytes[at..at + 5].copy_from_slice(b"Maybe");
-        let p = dir.path().join("m.npy");
-        std::fs::write(&p, bytes).unwrap();
+        let p = npy_ordered(dir.path(), "m.npy", ("<f4", "Maybe"), "(37, 5)", &f4(&v));
         let e = read_hashed(&p, Response::Column(None)).unwrap_err();
         assert!(e.what.contains("neither True nor False"), "{e}");
         let p = npy(dir.path(), "z.npy", "<f4", "(37, 0)", &[]);
