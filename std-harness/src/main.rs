@@ -4,7 +4,6 @@
 // not for rustdoc: `[,GAMMA]` and `<experiment>` are literal.
 #![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -178,6 +177,11 @@ struct SampleArgs {
     /// Exit non-zero when any warning fires.
     #[arg(long)]
     strict: bool,
+    /// No progress: without it, bars on a terminal and, when stderr is not one, a line
+    /// once the run has lasted half a second, at each stage and every 10 s (a minute
+    /// after the first minute).
+    #[arg(long)]
+    no_progress: bool,
     /// Output directory.
     #[arg(long)]
     out: PathBuf,
@@ -339,7 +343,7 @@ fn config(a: SampleArgs, sampler: SamplerKind) -> Result<SampleConfig, String> {
         },
         hidden: a.hidden.unwrap_or(50),
         output: a.output.unwrap_or(NetOutput::Gaussian),
-        progress: std::io::stderr().is_terminal(),
+        progress: !a.no_progress,
     })
 }
 

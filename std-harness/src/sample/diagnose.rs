@@ -71,10 +71,12 @@ pub fn scan(chains: &[Chain], d: usize, len: usize) -> Result<Option<Scan>, Stri
     if min_len / t < 4 {
         return Ok(None);
     }
-    let groups: Vec<Vec<diagnostics::Diagnostics>> = (0..d.div_ceil(GROUP))
+    let values: usize = chains.iter().map(|c| c.kept().min(len) / t).sum();
+    let group = scan_group(values);
+    let groups: Vec<Vec<diagnostics::Diagnostics>> = (0..d.div_ceil(group))
         .into_par_iter()
         .map(|g| {
-            let js = g * GROUP..((g + 1) * GROUP).min(d);
+            let js = g * group..((g + 1) * group).min(d);
             let values = group_values(chains, js, min_len, t)?;
             Ok(values.iter().map(|v| diagnostics::diagnostics(v)).collect())
         })
@@ -104,6 +106,17 @@ pub fn scan(chains: &[Chain], d: usize, len: usize) -> Result<Option<Scan>, Stri
 /// Parameters whose draws one pass over the rows gathers: sixteen f32 are one cache line
 /// of a row, so the strided reads of a column cost a line per sixteen parameters.
 const GROUP: usize = 16;
+
+/// The most bytes of values a group of [`scan`] gathers (as f64).
+const SCAN_BYTES: usize = 64 << 20;
+
+/// Parameters a group of [`scan`] gathers when each has `values` draws: as many as
+/// [`SCAN_BYTES`] hold, and [`GROUP`] at least. Each group is a pass over every chain's
+/// rows, which for draws in files is a read of the files: at 50,000 parameters and
+/// 1,200 draws, 8 passes instead of 3,126 (minutes of reading at each look).
+fn scan_group(values: usize) -> usize {
+    (SCAN_BYTES / (8 * values.max(1))).max(GROUP)
+}
 
 /// The most bytes of columns a group gathers.
 const GROUP_BYTES: usize = 8 << 20;
@@ -138,10 +151,12 @@ pub fn summarise(
             .flat_map(|c| (0..c.kept()).map(move |k| weight(c, k)))
             .collect();
         let lens: Vec<usize> = chains.iter().map(Chain::kept).collect();
-        // Long runs are first transposed into a column file (one pass), from which a
-        // group's columns are one contiguous read.
+        // Draws in files, when one group cannot hold every parameter, are first
+        // transposed into a column file (one pass over them), from which a group's
+        // columns are one contiguous read: each group read from the rows would be a
+        // pass over the files.
         let on_disk = chains.iter().all(|c| c.draws.path().is_some());
-        let columns = if on_disk && group_size(ws.len()) < GROUP {
+        let columns = if on_disk && d > group_size(ws.len()) {
             ColumnFile::transpose(chains, d, 1, &mut |_, _, _| Ok(()))?
         } else {
             None
@@ -674,29 +689,45 @@ mod tests {
     use crate::sample::draws::Draws;
     use crate::sample::kept::Kept;
 
-    /// Two chains of `n` draws of 3 parameters (AR(1) chains, different per chain, and a
-    /// counter), in files under `dir` or in memory; every draw's span is `span(k)`.
-    fn make(n: usize, dir: Option<&std::path::Path>, span: fn(usize) -> f64) -> Vec<Chain> {
-        let d = 3;
+    /// Two chains of `n` draws of `d` parameters, draw `k` of chain `c` `row(c, k)`, in
+    /// files `{name}{c}.npy` under `dir` or in memory; every draw's span is `span(k)`.
+    fn chains_of(
+        (d, n): (usize, usize),
+        dir: Option<(&std::path::Path, &str)>,
+        mut row: impl FnMut(usize, usize) -> Vec<f32>,
+        span: fn(usize) -> f64,
+    ) -> Vec<Chain> {
         (0..2)
             .map(|c| {
                 let mut draws = match dir {
-                    Some(dir) => Draws::to_file(d, &dir.join(format!("chain_{c}.npy"))).unwrap(),
+                    Some((dir, name)) => {
+                        Draws::to_file(d, &dir.join(format!("{name}{c}.npy"))).unwrap()
+                    }
                     None => Draws::in_memory(d),
                 };
                 let mut record = Kept::default();
-                let mut x = 0.0f64;
                 for k in 0..n {
-                    x = 0.9 * x + ((k * 7919 + c * 104_729) % 1000) as f64 / 1000.0 - 0.5;
-                    draws
-                        .push(&[x as f32, (x * 2.0) as f32, (k % 17) as f32])
-                        .unwrap();
+                    draws.push(&row(c, k)).unwrap();
                     record.push(k as u64 + 1, 0.1, span(k));
                 }
                 draws.finish().unwrap();
                 Chain::from_draws(c, draws, record)
             })
             .collect()
+    }
+
+    /// Two chains of `n` draws of 3 parameters (AR(1) chains, different per chain, and a
+    /// counter), in files under `dir` or in memory; every draw's span is `span(k)`.
+    fn make(n: usize, dir: Option<&std::path::Path>, span: fn(usize) -> f64) -> Vec<Chain> {
+        let mut x = 0.0f64;
+        let row = |c: usize, k: usize| {
+            if k == 0 {
+                x = 0.0;
+            }
+            x = 0.9 * x + ((k * 7919 + c * 104_729) % 1000) as f64 / 1000.0 - 0.5;
+            vec![x as f32, (x * 2.0) as f32, (k % 17) as f32]
+        };
+        chains_of((3, n), dir.map(|d| (d, "chain_")), row, span)
     }
 
     /// A chain whose file lost its draws is an error for the scan, not "too few draws".
@@ -743,6 +774,39 @@ mod tests {
         let got = summarise(&on_disk, &names(), &weight).unwrap();
         assert_eq!(got, want);
         assert_eq!(files(dir.path()), 2);
+    }
+
+    /// Wide, short runs in files (two chains of 60 draws of 40,000 parameters, 9.6 MB a
+    /// chain: beyond the 4 MiB buffer) are scanned and summarised as in memory, with a
+    /// few passes over the files: a scan's groups hold thousands of parameters when
+    /// each has few draws, and the summaries go through one transposition.
+    #[test]
+    fn wide_short_runs_in_files_read_as_in_memory() {
+        let (d, n) = (40_000, 60);
+        let dir = tempfile::tempdir().unwrap();
+        let make_wide = |dir| {
+            let row = |c: usize, k: usize| {
+                (0..d)
+                    .map(|j| ((k * 7919 + j * 104_729 + c * 13) % 1009) as f32 / 1009.0)
+                    .collect()
+            };
+            chains_of((d, n), dir, row, |_| 0.1)
+        };
+        let (in_memory, on_disk) = (make_wide(None), make_wide(Some((dir.path(), "w"))));
+        assert!(on_disk[0].draws.path().is_some());
+        let want = scan(&in_memory, d, usize::MAX).unwrap().unwrap();
+        assert_eq!(scan(&on_disk, d, usize::MAX).unwrap().unwrap(), want);
+        assert_eq!(
+            scan(&on_disk, d, 40).unwrap(),
+            scan(&in_memory, d, 40).unwrap()
+        );
+        let names: Vec<String> = (0..d).map(|j| format!("p{j}")).collect();
+        let got = summarise(&on_disk, &names, &weight).unwrap();
+        assert_eq!(got, summarise(&in_memory, &names, &weight).unwrap());
+        assert_eq!(files(dir.path()), 2);
+        // 120 draws a parameter: groups of 69,905, one pass over the files.
+        assert_eq!(scan_group(2 * n), 69_905);
+        assert_eq!(scan_group(DIAGNOSED_DRAWS), GROUP);
     }
 
     /// Beyond `DIAGNOSED_DRAWS` the means and sds are those of every draw and the

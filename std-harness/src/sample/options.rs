@@ -203,7 +203,7 @@ pub struct SampleOptions {
     pub strict: bool,
     /// The command line, recorded in summary.json.
     pub command_line: Vec<String>,
-    /// Show progress bars (when stderr is a terminal).
+    /// Show progress: bars when stderr is a terminal, plain lines when it is not.
     pub progress: bool,
 }
 

@@ -90,7 +90,7 @@ fn run(target: &Target<'_>, cfg: &SampleOptions) -> Result<Outcome, Error> {
     // temporary names until the run ends; a previous run's files go first.
     std::fs::create_dir_all(&cfg.out).map_err(|e| Error::io("create", &cfg.out, e))?;
     super::files::remove_previous(&cfg.out)?;
-    let bars = Bars::new(cfg.chains, cfg.progress);
+    let mut bars = Bars::new(cfg.chains, cfg.progress);
     let mut run = chains(target, cfg, &bars)?;
     for c in &mut run.sampled.chains {
         c.draws.finish()?;
