@@ -11,8 +11,8 @@ fixed seed), read from CSV, .npy and Parquet, beside pandas' `read_csv` of the s
 features in LIBSVM, `--nnz` (100) set in each row (`--values`: tf-idf-like values).
 
 The Parquet file is `sgld data convert`'s of the .npy (float32 columns, snappy).
-`--json FILE` appends each run as a JSON line, which `benches/scale_plot.py` draws beside
-`benches/peers/numpyro_scale.py`'s.
+`--json FILE` appends each run as a JSON line (and each pandas read as one more), which
+`benches/scale_plot.py` draws beside `benches/peers/numpyro_scale.py`'s.
 
 Needs numpy and pandas, and a release build (`cargo build --release`). The data files are
 written once into --dir (a CSV of 10⁷ rows is 4.8 GB) and reused by later runs. Prints a
@@ -174,13 +174,16 @@ def main():
             make_parquet(base + ".npy", base + ".parquet")
         for f in a.formats:
             r = run(f"{base}.{f}", f"{base}.{f}.out")
-            pandas = f"{pandas_read(base + '.csv'):.2f}" if f == "csv" else ""
+            pandas = pandas_read(base + ".csv") if f == "csv" else None
             print(f"| {n:,} | {f} | {r['load']:.2f} | {r['warmup']:.2f} | {r['sampling']:.2f} | "
                   f"{r['wall']:.2f} | {r['peak_mb']:.0f} | {r['passes']:.1f} | {r['ess']:.0f} | "
-                  f"{r['rhat']:.3f} | {pandas} |", flush=True)
+                  f"{r['rhat']:.3f} | {'' if pandas is None else f'{pandas:.2f}'} |", flush=True)
             if a.json:
                 with open(a.json, "a") as out:
                     out.write(json.dumps({"rows": n, "sampler": f"sgld ({f})", **r}) + "\n")
+                    if pandas is not None:
+                        line = {"rows": n, "sampler": "pandas read_csv alone", "wall": pandas}
+                        out.write(json.dumps(line) + "\n")
 
 
 def wide(a):
