@@ -2,7 +2,7 @@
 //! is not a terminal (a log file, a batch job), plain lines instead.
 
 use std::io::{IsTerminal, Write};
-use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -10,7 +10,7 @@ use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
 /// One progress bar per chain, under a line that says what the run is doing (the
 /// warm-up's stages, then sampling) with the time it has taken; hidden unless asked for.
-/// When stderr is not a terminal the bars stay hidden and a [`Log`] writes lines.
+/// When stderr is not a terminal the bars stay hidden and plain lines are written.
 pub struct Bars {
     _multi: MultiProgress,
     stage: ProgressBar,
@@ -50,43 +50,54 @@ impl Log {
         poll: Duration,
     ) -> Self {
         let (stop, stopped) = mpsc::channel::<()>();
-        let thread = std::thread::spawn(move || {
-            let start = Instant::now();
-            let wait =
-                |d: Duration| matches!(stopped.recv_timeout(d), Err(RecvTimeoutError::Timeout));
-            if !wait(quiet) {
-                return;
-            }
-            let mut said = String::new();
-            let mut last = (start, 0u64);
-            loop {
-                let now = Instant::now();
-                let what = stage.message();
-                if what != said || now - last.0 >= Self::every(now - start) {
-                    let at: Vec<u64> = bars.iter().map(ProgressBar::position).collect();
-                    let of = bars
-                        .iter()
-                        .filter_map(ProgressBar::length)
-                        .max()
-                        .unwrap_or(0);
-                    let total: u64 = at.iter().sum();
-                    let rate = total.saturating_sub(last.1) as f64
-                        / at.len().max(1) as f64
-                        / (now - last.0).as_secs_f64().max(1e-9);
-                    let chains = Chains { at: &at, of, rate };
-                    // A closed stderr loses the lines, not the run.
-                    let _ = writeln!(out, "{}", line(now - start, &what, &chains));
-                    said = what;
-                    last = (now, total);
-                }
-                if !wait(poll) {
-                    return;
-                }
-            }
-        });
+        // Without a thread (the system refused one) the run goes on without lines.
+        let spawned = std::thread::Builder::new()
+            .name("progress".into())
+            .spawn(move || Self::write(&stage, &bars, &mut out, (quiet, poll), &stopped));
         Self {
             stop,
-            thread: Some(thread),
+            thread: spawned.ok(),
+        }
+    }
+
+    /// The lines, until a message (or a hang-up) on `stopped`.
+    fn write(
+        stage: &ProgressBar,
+        bars: &[ProgressBar],
+        out: &mut impl Write,
+        (quiet, poll): (Duration, Duration),
+        stopped: &Receiver<()>,
+    ) {
+        let start = Instant::now();
+        let wait = |d: Duration| matches!(stopped.recv_timeout(d), Err(RecvTimeoutError::Timeout));
+        if !wait(quiet) {
+            return;
+        }
+        let mut said = String::new();
+        let mut last = (start, 0u64);
+        loop {
+            let now = Instant::now();
+            let what = stage.message();
+            if what != said || now - last.0 >= Self::every(now - start) {
+                let at: Vec<u64> = bars.iter().map(ProgressBar::position).collect();
+                let of = bars
+                    .iter()
+                    .filter_map(ProgressBar::length)
+                    .max()
+                    .unwrap_or(0);
+                let total: u64 = at.iter().sum();
+                let rate = total.saturating_sub(last.1) as f64
+                    / at.len().max(1) as f64
+                    / (now - last.0).as_secs_f64().max(1e-9);
+                let chains = Chains { at: &at, of, rate };
+                // A closed stderr loses the lines, not the run.
+                let _ = writeln!(out, "{}", line(now - start, &what, &chains));
+                said = what;
+                last = (now, total);
+            }
+            if !wait(poll) {
+                return;
+            }
         }
     }
 }
