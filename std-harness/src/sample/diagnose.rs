@@ -72,7 +72,9 @@ pub fn scan(chains: &[Chain], d: usize, len: usize) -> Result<Option<Scan>, Stri
         return Ok(None);
     }
     let values: usize = chains.iter().map(|c| c.kept().min(len) / t).sum();
-    let group = scan_group(values);
+    // Four groups a thread at least, so that narrower runs keep every core busy.
+    let per_thread = d.div_ceil(4 * rayon::current_num_threads());
+    let group = scan_group(values).min(per_thread).max(GROUP);
     let groups: Vec<Vec<diagnostics::Diagnostics>> = (0..d.div_ceil(group))
         .into_par_iter()
         .map(|g| {
@@ -113,7 +115,8 @@ const SCAN_BYTES: usize = 64 << 20;
 /// Parameters a group of [`scan`] gathers when each has `values` draws: as many as
 /// [`SCAN_BYTES`] hold, and [`GROUP`] at least. Each group is a pass over every chain's
 /// rows, which for draws in files is a read of the files: at 50,000 parameters and
-/// 1,200 draws, 8 passes instead of 3,126 (minutes of reading at each look).
+/// 1,200 draws on 2 threads, 8 passes (four groups a thread) instead of 3,126 (minutes
+/// of reading at each look).
 fn scan_group(values: usize) -> usize {
     (SCAN_BYTES / (8 * values.max(1))).max(GROUP)
 }
@@ -804,7 +807,7 @@ mod tests {
         let got = summarise(&on_disk, &names, &weight).unwrap();
         assert_eq!(got, summarise(&in_memory, &names, &weight).unwrap());
         assert_eq!(files(dir.path()), 2);
-        // 120 draws a parameter: groups of 69,905, one pass over the files.
+        // 120 draws a parameter: up to 69,905 a group, a few passes over the files.
         assert_eq!(scan_group(2 * n), 69_905);
         assert_eq!(scan_group(DIAGNOSED_DRAWS), GROUP);
     }
