@@ -448,6 +448,7 @@ pub fn run(cfg: &SummarizeConfig) -> Result<Merged, String> {
             target_ess: cfg.target_ess,
             alpha: (f64::INFINITY, None),
             laplace_sds: &[],
+            adjusted: false,
             stability: None,
             earlier: Vec::new(),
             symmetric: network.is_some(),

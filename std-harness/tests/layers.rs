@@ -20,7 +20,7 @@ const STAGES: &[(&str, &[&str])] = &[
         &["options", "config", "records", "target"],
     ),
     ("problem", &["problem", "net_model"]),
-    ("warm-up", &["metric_store", "mode", "warmup"]),
+    ("warm-up", &["metric_store", "mode", "shear", "warmup"]),
     ("chains", &["chains"]),
     ("diagnostics", &["diagnose"]),
     (

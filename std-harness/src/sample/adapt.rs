@@ -5,6 +5,7 @@
 use super::chains::Chain;
 use super::metric_store::MetricStore;
 use super::mode::MAX_DENSE_METRIC;
+use super::shear::Shear;
 
 /// The metric is replaced by the draws' covariance when a whitened coordinate's
 /// variance is off by more than this factor either way (an sd off by 1.6×), or the
@@ -82,20 +83,35 @@ impl DualAveraging {
 pub struct Moments {
     /// The pooled mean.
     pub mean: Vec<f64>,
-    /// The covariance: `d × d` row-major.
+    /// The covariance: `d × d` row-major when `dense`, else the `d` variances alone.
     pub cov: Vec<f64>,
+    /// Whether `cov` holds the whole covariance.
+    pub dense: bool,
     /// The draws it was computed from.
     pub n: usize,
 }
 
+impl Moments {
+    /// The variance of parameter `j`.
+    pub fn var(&self, j: usize) -> f64 {
+        if self.dense {
+            self.cov[j * self.mean.len() + j]
+        } else {
+            self.cov[j]
+        }
+    }
+}
+
 /// The moments of every chain's kept draws `from[c]..` (chain `c`) about their pooled
 /// mean, to be judged against `metric`: dense up to [`MAX_DENSE_METRIC`] parameters or
-/// against a dense metric, the diagonal (in a `d × d` matrix's diagonal entries)
-/// otherwise. `None` with fewer than two draws a chain.
+/// against a dense metric, the variances alone otherwise (`O(d)` memory at any width).
+/// `None` with fewer than two draws a chain. With a `shear` the draws are taken to its
+/// coordinates first (the hub's entry is `z_hub`).
 pub fn window_moments(
     chains: &[Chain],
     from: &[usize],
     metric: &MetricStore,
+    shear: Option<&Shear>,
 ) -> Result<Option<Moments>, String> {
     let Some(first) = chains.first() else {
         return Ok(None);
@@ -112,6 +128,9 @@ pub fn window_moments(
             for (a, &v) in mean.iter_mut().zip(row) {
                 *a += v as f64;
             }
+            if let Some(sh) = shear {
+                mean[sh.hub] += sh.hub_z(row) - row[sh.hub] as f64;
+            }
             n += 1;
             Ok(())
         })?;
@@ -125,6 +144,9 @@ pub fn window_moments(
         ch.draws.rows(start..ch.kept(), |_, row| {
             for ((e, &v), &mu) in dev.iter_mut().zip(row).zip(&mean) {
                 *e = v as f64 - mu;
+            }
+            if let Some(sh) = shear {
+                dev[sh.hub] = sh.hub_z(row) - mean[sh.hub];
             }
             if dense {
                 for i in 0..d {
@@ -141,20 +163,26 @@ pub fn window_moments(
             Ok(())
         })?;
     }
-    let dof = n - 1;
-    let mut full = vec![0.0f64; d * d];
-    for i in 0..d {
-        if dense {
+    let dof = (n - 1) as f64;
+    let cov = if dense {
+        let mut full = vec![0.0f64; d * d];
+        for i in 0..d {
             for j in 0..=i {
-                let v = cov[i * d + j] / dof as f64;
+                let v = cov[i * d + j] / dof;
                 full[i * d + j] = v;
                 full[j * d + i] = v;
             }
-        } else {
-            full[i * d + i] = cov[i] / dof as f64;
         }
-    }
-    Ok(Some(Moments { mean, cov: full, n }))
+        full
+    } else {
+        cov.iter().map(|c| c / dof).collect()
+    };
+    Ok(Some(Moments {
+        mean,
+        cov,
+        dense,
+        n,
+    }))
 }
 
 /// The draws' variances along the axes that `metric` whitens (`diag(L⁻¹SL⁻ᵀ)` for
@@ -164,8 +192,13 @@ pub fn whitened_variances(metric: &MetricStore, m: &Moments) -> Vec<f64> {
     let d = m.mean.len();
     match metric {
         MetricStore::Diagonal(diag) => (0..d)
-            .map(|j| m.cov[j * d + j] / (diag[j] as f64).max(f64::MIN_POSITIVE))
+            .map(|j| m.var(j) / (diag[j] as f64).max(f64::MIN_POSITIVE))
             .collect(),
+        MetricStore::Cholesky(_) if !m.dense => {
+            // Without the covariances, the variances against `Mⱼⱼ` alone.
+            let sds = metric.sds();
+            (0..d).map(|j| m.var(j) / (sds[j] * sds[j])).collect()
+        }
         MetricStore::Cholesky(l) => {
             let l: Vec<f64> = l.iter().map(|&v| v as f64).collect();
             // B = L⁻¹S column by column (S is symmetric: its columns are its rows);
@@ -241,13 +274,13 @@ pub const DENSE_DRAWS_PER_PARAM: usize = 50;
 /// variance is zero or not finite (a chain that never moved).
 pub fn metric_from(m: &Moments, base: &MetricStore) -> Option<MetricStore> {
     let d = m.mean.len();
-    let var: Vec<f64> = (0..d).map(|j| m.cov[j * d + j]).collect();
+    let var: Vec<f64> = (0..d).map(|j| m.var(j)).collect();
     if var.iter().any(|v| !(v.is_finite() && *v > 0.0)) {
         return None;
     }
     let n = m.n as f64;
     let dense = d <= MAX_DENSE_METRIC || matches!(base, MetricStore::Cholesky(_));
-    if dense && m.n >= DENSE_DRAWS_PER_PARAM * d {
+    if dense && m.dense && m.n >= DENSE_DRAWS_PER_PARAM * d {
         let shrink = n / (n + 5.0);
         let mut c = m.cov.clone();
         for i in 0..d {
@@ -327,7 +360,7 @@ mod tests {
     fn moments_pool_within_chains_and_disagreement_sees_a_wrong_metric() {
         let a = chain_of(&[[0.0, 0.0], [2.0, 2.0], [0.0, 2.0], [2.0, 0.0]]);
         let b = chain_of(&[[10.0, 0.0], [12.0, 2.0], [10.0, 2.0], [12.0, 0.0]]);
-        let m = window_moments(&[a, b], &[0, 0], &MetricStore::Diagonal(vec![1.0; 2]))
+        let m = window_moments(&[a, b], &[0, 0], &MetricStore::Diagonal(vec![1.0; 2]), None)
             .unwrap()
             .unwrap();
         assert_eq!(m.n, 8);

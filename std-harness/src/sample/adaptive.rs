@@ -472,7 +472,7 @@ fn check_metric(
     if cfg.clip.is_some() || w.updates >= MAX_METRIC_UPDATES {
         return Ok(());
     }
-    let Some(m) = adapt::window_moments(&w.chains, from, &w.metric)? else {
+    let Some(m) = adapt::window_moments(&w.chains, from, &w.metric, None)? else {
         return Ok(());
     };
     if m.n < 4 * d.max(25) {

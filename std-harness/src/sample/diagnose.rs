@@ -512,6 +512,9 @@ pub struct Evidence<'a> {
     pub alpha: (f64, Option<f64>),
     /// The sds of the Laplace approximation at the mode.
     pub laplace_sds: &'a [f64],
+    /// A Metropolis test kept the draws exact (MALA, HMC): draws wider than the Laplace
+    /// approximation allows are then the posterior's width, not a step too large.
+    pub adjusted: bool,
     /// The largest step size of the run and the largest curvature of the posterior
     /// (`max Pⱼⱼ`) in the sampler's coordinates, for the stability check.
     pub stability: Option<(f64, f64)>,
@@ -577,8 +580,13 @@ pub fn warnings(params: &[ParamSummary], ev: &Evidence<'_>) -> Vec<String> {
             2.0 / curv
         ));
     }
-    // Draws far wider than the Laplace approximation allows.
-    let wide = too_wide(params, ev.laplace_sds);
+    // Draws far wider than the Laplace approximation allows (an unadjusted step's doing;
+    // an exact sampler's draws are the posterior, whatever the approximation said).
+    let wide = if ev.adjusted {
+        None
+    } else {
+        too_wide(params, ev.laplace_sds)
+    };
     let random_walk = wide.is_some();
     w.extend(wide);
     // Chains that a too-large step scattered are not modes.

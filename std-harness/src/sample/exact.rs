@@ -29,6 +29,7 @@ use super::metric_store::MetricStore;
 use super::options::SampleOptions;
 use super::problem::ModelSync;
 use super::progress::Bars;
+use super::shear::Shear;
 use super::warmup::{Laplace, WarmupSummary};
 use crate::spec::{BurnIn, Thin};
 
@@ -209,6 +210,7 @@ fn kernel<'m>(
     integrator: Integrator,
     model: &'m dyn ModelSync,
     metric: &'m MetricStore,
+    shear: Option<&'m Shear>,
     cfg: &SampleOptions,
 ) -> Result<Kernel<'m>, String> {
     let bad = |e: sgld::Error| format!("the metric: {e}");
@@ -218,7 +220,9 @@ fn kernel<'m>(
             Kernel::Mala(super::options::with_options!(m, cfg))
         }
         Integrator::Hmc { laplace } => Kernel::Hmc(
-            Hmc::new(model, metric, laplace, cfg.temperature as f64, cfg.clip).map_err(bad)?,
+            Hmc::new(model, metric, laplace, cfg.temperature as f64, cfg.clip)
+                .map_err(bad)?
+                .with_shear(shear),
         ),
     })
 }
@@ -474,7 +478,7 @@ pub fn run(
     let sampling_started = Instant::now();
 
     // Sampling at the adapted step on the final metric.
-    let sampler = kernel(integrator, model, &warm.metric, cfg)?;
+    let sampler = kernel(integrator, model, &warm.metric, warm.shear.as_ref(), cfg)?;
     let tau = integrator.correlation_time(eps);
     let thin = thin_for(cfg, tau);
     let mut totals = vec![Counts::default(); chains.len()];
@@ -524,6 +528,22 @@ pub fn run(
     })
 }
 
+/// HMC's shear into the intercept ([`Shear`]) where its metric is diagonal.
+fn shear_for(
+    integrator: Integrator,
+    model: &dyn ModelSync,
+    lap: &Laplace,
+    bars: &Bars,
+) -> Option<Shear> {
+    match (integrator, &lap.metric) {
+        (Integrator::Hmc { .. }, MetricStore::Diagonal(m)) => {
+            bars.stage("warm-up: the intercept's correlation with the other coefficients");
+            Shear::at(model, &lap.mode.theta, |j| 1.0 / m[j] as f64)
+        }
+        _ => None,
+    }
+}
+
 /// The warning for an adapted warm-up that ended without the chains agreeing (not when a
 /// chain failed, which says so itself).
 fn unconverged(cfg: &SampleOptions, warm: &Warm, failed: bool) -> Option<String> {
@@ -551,6 +571,9 @@ fn finite_starts(chains: &mut [Chain], model: &dyn ModelSync, lap: &Laplace) -> 
 
 /// What the warm-up found.
 struct Warm {
+    /// HMC's shear into the intercept, fixed from the start (the metric is in its
+    /// coordinates).
+    shear: Option<Shear>,
     /// The metric the chains sample with, and where it came from.
     metric: MetricStore,
     source: Source,
@@ -575,6 +598,7 @@ fn warm_up(
     bars: &Bars,
 ) -> Result<Warm, String> {
     let mut w = Warm {
+        shear: shear_for(integrator, model, lap, bars),
         metric: lap.metric.clone(),
         source: Source::Laplace,
         steps: 0,
@@ -587,6 +611,11 @@ fn warm_up(
         BurnIn::Auto => (plan(integrator.warmup()), true),
     };
     let warm_max = (cfg.max_steps / 2).min(MAX_WARMUP);
+    // The mode in the coordinates the metric is in.
+    let mut centre = lap.mode.theta.clone();
+    if let Some(sh) = &w.shear {
+        centre[sh.hub] = sh.hub_z(&lap.mode.theta) as f32;
+    }
     bars.stage(&format!(
         "warm-up: {} on the whole data set, adapting its step and metric",
         integrator.name().to_uppercase()
@@ -603,7 +632,7 @@ fn warm_up(
                 continue;
             }
             let from: Vec<usize> = chains.iter().map(Chain::kept).collect();
-            let sampler = kernel(integrator, model, &w.metric, cfg)?;
+            let sampler = kernel(integrator, model, &w.metric, w.shear.as_ref(), cfg)?;
             let counts = advance_all(chains, das, &sampler, len, true, 0.0, 1, bars);
             w.steps += len;
             if chains.iter().any(|c| c.failure.is_some()) {
@@ -616,9 +645,9 @@ fn warm_up(
             judged_from.get_or_insert_with(|| from.clone());
             last_window = len;
             // The window's draws check the metric (or, once it came from draws, replace it).
-            if let Some(m) = adapt::window_moments(chains, &from, &w.metric)? {
+            if let Some(m) = adapt::window_moments(chains, &from, &w.metric, w.shear.as_ref())? {
                 let checked = len >= integrator.min_checked_window();
-                update_metric(&mut w, &m, lap, checked);
+                update_metric(&mut w, &m, lap, &centre, checked);
             }
             for da in das.iter_mut() {
                 *da = DualAveraging::new(da.step_size(), integrator.target_accept());
@@ -656,14 +685,14 @@ fn judge(w: &mut Warm, chains: &[Chain], d: usize, from: Option<&[usize]>) -> Re
     Ok(())
 }
 
-/// A window's moments `m` check the Laplace metric (where the window is long enough to
-/// judge by) and replace it when it is off; once the metric came from draws, each
-/// window's replace it.
-fn update_metric(w: &mut Warm, m: &adapt::Moments, lap: &Laplace, checked: bool) {
+/// A window's moments `m` check the Laplace metric centred at `centre` (the mode, in the
+/// metric's coordinates) where the window is long enough to judge by, and replace it
+/// when it is off; once the metric came from draws, each window's replace it.
+fn update_metric(w: &mut Warm, m: &adapt::Moments, lap: &Laplace, centre: &[f32], checked: bool) {
     let replace = match &w.source {
         Source::Draws { .. } => true,
         Source::Laplace if checked => {
-            let (v, o) = adapt::disagreement(&w.metric, &lap.mode.theta, m);
+            let (v, o) = adapt::disagreement(&w.metric, centre, m);
             let off = v > adapt::MAX_VARIANCE_RATIO || o > adapt::MAX_OFFSET;
             if off {
                 w.source = Source::Draws {

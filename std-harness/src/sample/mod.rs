@@ -47,6 +47,7 @@ pub mod records;
 pub mod report;
 pub mod samplers;
 pub mod seeds;
+pub mod shear;
 mod spectrum;
 pub mod target;
 pub mod warmup;

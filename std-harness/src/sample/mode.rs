@@ -101,6 +101,16 @@ impl Rows {
         }
     }
 
+    /// The rows in chunks of at most 2,048 (a parallel pass takes a chunk a task).
+    pub fn chunks(&self) -> &[Vec<usize>] {
+        &self.chunks
+    }
+
+    /// `N/m`, what a sum over these rows is scaled by to stand for all `N`.
+    pub fn scale(&self) -> f64 {
+        self.scale
+    }
+
     /// How many rows.
     pub fn len(&self) -> usize {
         self.chunks.iter().map(Vec::len).sum()

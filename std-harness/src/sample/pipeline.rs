@@ -134,6 +134,7 @@ fn run(target: &Target<'_>, cfg: &SampleOptions) -> Result<Outcome, Error> {
         target_ess: cfg.target_ess,
         alpha: (cfg.alpha, sampled.alpha),
         laplace_sds: &laplace_sds,
+        adjusted: sampled.acceptance.is_some(),
         stability: sampled.stability,
         earlier,
         symmetric: target.network.is_some(),

@@ -27,6 +27,7 @@ use sgld::sampler::MalaInfo;
 use super::dense::dot;
 use super::metric_store::MetricStore;
 use super::problem::ModelSync;
+use super::shear::Shear;
 
 /// The integration time of a trajectory in the whitened coordinates, about: near a
 /// quarter of the period of a unit-variance Gaussian (π/2), where successive draws of
@@ -144,6 +145,11 @@ pub struct Hmc<'m> {
     inv_scale: f32,
     temperature: f64,
     clip: Option<f32>,
+    /// With a diagonal metric, the trajectory runs in the sheared coordinates `z`
+    /// ([`Shear`]): `pos`, `r` and the forces are `z`'s. The hub's Laplace term is then
+    /// in the smooth part (its kink is not on an axis of `z`), which the Metropolis
+    /// test keeps exact.
+    shear: Option<&'m Shear>,
 }
 
 impl std::fmt::Debug for Hmc<'_> {
@@ -218,7 +224,38 @@ impl<'m> Hmc<'m> {
             inv_scale,
             temperature,
             clip,
+            shear: None,
         })
+    }
+
+    /// The same sampler moving in `shear`'s coordinates; a dense metric, which holds
+    /// the correlations itself, ignores it.
+    pub fn with_shear(mut self, shear: Option<&'m Shear>) -> Self {
+        let fits = |s: &Shear| s.mu.len() == self.model.dim() && s.hub < s.mu.len();
+        if matches!(self.factor, Factor::Diagonal { .. }) {
+            self.shear = shear.filter(|s| fits(s));
+        }
+        self
+    }
+
+    /// `pos` from `theta`: `z` with a shear, else `θ`.
+    fn position(&self, theta: &[f32], pos: &mut [f64]) {
+        for (p, &t) in pos.iter_mut().zip(theta) {
+            *p = t as f64;
+        }
+        if let Some(sh) = self.shear {
+            pos[sh.hub] = sh.hub_z(theta);
+        }
+    }
+
+    /// `theta` from `pos` (rounded to f32).
+    fn parameters(&self, pos: &[f64], theta: &mut [f32]) {
+        for (q, &p) in theta.iter_mut().zip(pos) {
+            *q = p as f32;
+        }
+        if let Some(sh) = self.shear {
+            theta[sh.hub] = sh.hub_theta(pos) as f32;
+        }
     }
 
     /// Leapfrog steps of a trajectory at step `h`.
@@ -249,17 +286,25 @@ impl<'m> Hmc<'m> {
         }
         let inv = self.inv_scale;
         let tau = self.temperature;
-        for ((o, &g), &t) in out.iter_mut().zip(grad.iter()).zip(theta) {
+        let hub = self.shear.map(|s| s.hub);
+        for (j, ((o, &g), &t)) in out.iter_mut().zip(grad.iter()).zip(theta).enumerate() {
             // The model's own Laplace gradient is −sign(θ)/b (0 at 0): added back.
-            let k = if t > 0.0 {
+            // The hub's stays in the smooth part (a shear moves it off the axes).
+            let k = if t > 0.0 && hub != Some(j) {
                 inv
-            } else if t < 0.0 {
+            } else if t < 0.0 && hub != Some(j) {
                 -inv
             } else {
                 0.0
             };
             *o = (g as f64 + k as f64) / tau;
             if !o.is_finite() {
+                return None;
+            }
+        }
+        if let Some(sh) = self.shear {
+            sh.grad_to_z(out);
+            if !out.iter().all(|o| o.is_finite()) {
                 return None;
             }
         }
@@ -325,9 +370,7 @@ impl<'m> Hmc<'m> {
         }
         let kinetic = |r: &[f64]| 0.5 * r.iter().map(|x| x * x).sum::<f64>();
         let h0 = -s.log_p / tau + kinetic(&s.r);
-        for (p, &t) in s.pos.iter_mut().zip(&s.theta) {
-            *p = t as f64;
-        }
+        self.position(&s.theta, &mut s.pos);
         s.force_prop.copy_from_slice(&s.force);
         let mut info = MalaInfo::default();
         info.step.step_size = h as f32;
@@ -368,9 +411,7 @@ impl<'m> Hmc<'m> {
         for k in 0..steps {
             self.factor.add_t_times(1.0, &s.pend, &mut s.r);
             self.flow_deferred(s, h)?;
-            for (q, &p) in s.prop.iter_mut().zip(&s.pos) {
-                *q = p as f32;
-            }
+            self.parameters(&s.pos, &mut s.prop);
             if !s.prop.iter().all(|x| x.is_finite()) {
                 return None;
             }
@@ -442,7 +483,7 @@ impl<'m> Hmc<'m> {
         for ((sg, &p), &v) in s.sign.iter_mut().zip(&s.pos).zip(&s.v) {
             *sg = side(p, v);
         }
-        flow_diagonal(s, h, kink, m)
+        flow_diagonal(s, h, kink, m, self.shear.map(|sh| sh.hub))
     }
 
     /// The coupled flow of a dense metric: each kink changes every coordinate's
@@ -524,12 +565,23 @@ fn next_crossing(s: &HmcState, left: f64, just: Option<usize>) -> (f64, Option<u
 
 /// [`Hmc::flow_deferred`] with a diagonal metric: a kink then changes its own coordinate's
 /// acceleration alone, so each coordinate follows its own parabolas for time `h`,
-/// `O(d + kinks)` in all where the coupled flow costs `O(d)` a kink.
-fn flow_diagonal(s: &mut HmcState, h: f64, kink: f64, m: &[f64]) -> Option<usize> {
+/// `O(d + kinks)` in all where the coupled flow costs `O(d)` a kink. `free`, a
+/// coordinate without a kink (a shear's hub), moves in a straight line.
+fn flow_diagonal(
+    s: &mut HmcState,
+    h: f64,
+    kink: f64,
+    m: &[f64],
+    free: Option<usize>,
+) -> Option<usize> {
     let d = s.pos.len();
     let mut crossed = 0usize;
     for (j, &mj) in m.iter().enumerate() {
         let (mut c, mut v, mut sg) = (s.pos[j], s.v[j], s.sign[j]);
+        if free == Some(j) {
+            (s.pos[j], s.swept[j]) = (c + h * v, 0.0);
+            continue;
+        }
         let a = kink * sg * mj;
         if out_of_reach(c, v, a, sg, h) {
             // No kink within the step: one parabola.

@@ -419,3 +419,47 @@ fn crossings_are_the_first_root_ahead() {
     // Rounded across: now.
     assert_eq!(crossing(-1e-18, 1.0, 1.0, 1.0, false), Some(0.0));
 }
+
+/// Sheared into `z₀ = θ₀ − 0.8θ₁` (`μ₁ = P₀₁/P₀₀`), whose Gaussian part is uncorrelated
+/// with `θ₁`, with a diagonal metric of `z₀`'s variance `1/P₀₀` and `θ₁`'s: the draws
+/// are exact, the hub's own Laplace term in the smooth part. (Its kink, crossed by a
+/// plain leapfrog step, costs acceptance where the prior is as narrow as here.)
+#[test]
+fn hmc_sheared_into_the_hub_samples_exactly() {
+    let m = model();
+    let shear = Shear {
+        hub: 0,
+        mu: vec![0.0, -2.22 / 2.78],
+    };
+    let diagonal = MetricStore::Diagonal(vec![1.0 / 2.78, 1.0]);
+    let sheared = Hmc::new(&m, &diagonal, Some(0.5), 1.0, None)
+        .unwrap()
+        .with_shear(Some(&shear));
+    assert!(sheared.shear.is_some());
+    let acc = check(&sheared, 1.0, 0.5, 200_000, 6);
+    assert!(acc > 0.5, "acceptance {acc}");
+    // A shorter step; and tempered, with the hub the second coordinate.
+    check(&sheared, 1.0, 0.25, 100_000, 7);
+    let second = Shear {
+        hub: 1,
+        mu: vec![-2.22 / 2.78, 0.0],
+    };
+    let other = MetricStore::Diagonal(vec![1.0, 1.0 / 2.78]);
+    let sheared = Hmc::new(&m, &other, Some(0.5), 2.0, None)
+        .unwrap()
+        .with_shear(Some(&second));
+    check(&sheared, 2.0, 0.5, 100_000, 8);
+    // A dense metric ignores a shear, and one of the wrong length is refused.
+    let dense = Hmc::new(&m, &metric(), Some(0.5), 1.0, None)
+        .unwrap()
+        .with_shear(Some(&shear));
+    assert!(dense.shear.is_none());
+    let short = Shear {
+        hub: 0,
+        mu: vec![0.0],
+    };
+    let diag = Hmc::new(&m, &diagonal, Some(0.5), 1.0, None)
+        .unwrap()
+        .with_shear(Some(&short));
+    assert!(diag.shear.is_none());
+}
