@@ -340,3 +340,54 @@ fn libsvm_values_sample_as_their_dense_matrix() {
         );
     }
 }
+
+#[test]
+fn sparse_rows_with_a_laplace_prior_run_hmc_sheared_into_the_bias() {
+    // 800 LIBSVM rows of 12 of 1,500 binary features (a diagonal metric) with the
+    // default Laplace prior: exact HMC, its metric sheared into the intercept, which the
+    // warm-up line and summary.json name; and no warning that blames the step for the
+    // intercept's draws being wider than its conditional sd at the mode.
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name);
+    let (n, d) = (800usize, 1500usize);
+    let z = normals(n, 43);
+    let mut text = String::new();
+    for (i, zi) in z.iter().enumerate() {
+        let mut cols: Vec<usize> = (0..12).map(|k| (i * 97 + k * 131) % d).collect();
+        cols.sort_unstable();
+        cols.dedup();
+        let margin: f64 = cols.iter().map(|&j| 0.2 * ((j % 7) as f64 - 3.0)).sum();
+        text.push_str(if margin + 0.5 + *zi as f64 > 0.0 {
+            "1"
+        } else {
+            "-1"
+        });
+        for j in cols {
+            text.push_str(&format!(" {}:1", j + 1));
+        }
+        text.push('\n');
+    }
+    std::fs::write(p("s.libsvm"), text).unwrap();
+    let s = |x: &Path| x.to_str().unwrap().to_string();
+    let stdout = run_ok(&[
+        "sample",
+        "--model",
+        "logistic",
+        "--format",
+        "libsvm",
+        "--train",
+        &s(&p("s.libsvm")),
+        "--out",
+        &s(&p("out")),
+    ]);
+    assert!(stdout.contains("metric sheared into bias"), "{stdout}");
+    let sum = summary(&p("out"));
+    assert_eq!(sum["sampler"], "hmc");
+    let params = sum["params"].as_array().unwrap();
+    assert_eq!(params.len(), d + 1);
+    let hub = sum["warmup"]["sheared_into"].as_u64().expect("a shear") as usize;
+    assert_eq!(params[hub]["name"], "bias");
+    for w in sum["warnings"].as_array().unwrap() {
+        assert!(!w.as_str().unwrap().contains("step size"), "{w}");
+    }
+}

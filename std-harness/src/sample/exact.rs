@@ -784,6 +784,7 @@ fn record(lap: &Laplace, integrator: Integrator, warm: &Warm, n: usize, eps: f64
         metric: metric.into(),
         metric_disagreement: disagreement,
         target_acceptance: Some(integrator.target_accept()),
+        sheared_into: warm.shear.as_ref().map(|s| s.hub),
         ..WarmupSummary::given(integrator.name(), n, eps).with_mode(
             lap.mode.iterations,
             lap.mode.passes,

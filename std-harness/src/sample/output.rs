@@ -283,13 +283,18 @@ fn warmup_line(s: &Summary) -> Option<String> {
     if !w.adapted {
         return None;
     }
+    let kind = match w.sheared_into.and_then(|j| s.params.get(j)) {
+        Some(p) if s.params.len() == s.dim => {
+            format!("{} metric sheared into {}", w.preconditioner, p.name)
+        }
+        _ => format!("{} metric", w.preconditioner),
+    };
     let metric = match (w.metric.as_str(), w.metric_disagreement) {
         ("draws", Some([v, o])) => format!(
-            "{} metric from the warm-up draws (the Laplace approximation at the mode was off by a variance ratio of {v:.1} and {o:.1} sds)",
-            w.preconditioner
+            "{kind} from the warm-up draws (the Laplace approximation at the mode was off by a variance ratio of {v:.1} and {o:.1} sds)"
         ),
-        ("draws", None) => format!("{} metric from the warm-up draws", w.preconditioner),
-        _ => format!("{} metric (Laplace)", w.preconditioner),
+        ("draws", None) => format!("{kind} from the warm-up draws"),
+        _ => format!("{kind} (Laplace)"),
     };
     let agree = if w.converged {
         format!(", chains agree (R̂ {:.3})", w.rhat)

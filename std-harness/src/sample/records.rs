@@ -105,6 +105,9 @@ pub struct WarmupSummary {
     pub metric_disagreement: Option<[f64; 2]>,
     /// The acceptance rate the step was adapted to (the exact path).
     pub target_acceptance: Option<f64>,
+    /// HMC's diagonal metric in coordinates sheared into this parameter (the intercept,
+    /// by its index in `params`): it moves with the mean linear predictor.
+    pub sheared_into: Option<usize>,
     /// Restarts of the warm-up at a smaller step after a chain went non-finite.
     pub restarts: u32,
     /// With mini-batches: the full-data Metropolis acceptance of the chosen step's
@@ -134,6 +137,7 @@ impl WarmupSummary {
             metric: "none".into(),
             metric_disagreement: None,
             target_acceptance: None,
+            sheared_into: None,
             restarts: 0,
             bias_acceptance: None,
         }
