@@ -345,13 +345,65 @@ mod tests {
     }
 
     fn chain_of(rows: &[[f32; 2]]) -> Chain {
-        let mut draws = Draws::in_memory(2);
+        let rows: Vec<Vec<f32>> = rows.iter().map(|r| r.to_vec()).collect();
+        chain_of_rows(&rows)
+    }
+
+    fn chain_of_rows(rows: &[Vec<f32>]) -> Chain {
+        let mut draws = Draws::in_memory(rows[0].len());
         let mut kept = Kept::default();
         for (k, r) in rows.iter().enumerate() {
             draws.push(r).unwrap();
             kept.push(k as u64 + 1, 0.1, 0.1);
         }
         Chain::from_draws(0, draws, kept)
+    }
+
+    /// Above [`MAX_DENSE_METRIC`] parameters the moments hold `d` variances (no `d × d`
+    /// matrix), the same as the dense ones' diagonal; with a shear the hub's are
+    /// `z_hub = θ_hub + Σ μⱼθⱼ`'s, and a metric of those variances agrees with them.
+    #[test]
+    fn wide_moments_are_variances_and_sheared_ones_the_hubs_z() {
+        let d = MAX_DENSE_METRIC + 44;
+        let row = |k: usize| -> Vec<f32> {
+            (0..d)
+                .map(|j| ((k * 7 + j * 3) % 11) as f32 - 5.0 + 0.1 * j as f32)
+                .collect()
+        };
+        let rows: Vec<Vec<f32>> = (0..40).map(row).collect();
+        let (a, b) = (chain_of_rows(&rows[..20]), chain_of_rows(&rows[20..]));
+        let chains = [a, b];
+        let diag = MetricStore::Diagonal(vec![1.0; d]);
+        let m = window_moments(&chains, &[0, 0], &diag, None)
+            .unwrap()
+            .unwrap();
+        assert!(!m.dense && m.cov.len() == d && m.n == 40);
+        let var = |x: &[f64]| {
+            let mean = x.iter().sum::<f64>() / x.len() as f64;
+            x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (x.len() - 1) as f64
+        };
+        for j in [0, 1, d - 1] {
+            let col: Vec<f64> = rows.iter().map(|r| r[j] as f64).collect();
+            assert!((m.var(j) - var(&col)).abs() < 1e-9 * var(&col), "{j}");
+        }
+        let mut mu = vec![0.0; d];
+        (mu[1], mu[d - 1]) = (0.5, -2.0);
+        let shear = Shear { hub: 0, mu };
+        let m = window_moments(&chains, &[0, 0], &diag, Some(&shear))
+            .unwrap()
+            .unwrap();
+        let z: Vec<f64> = rows
+            .iter()
+            .map(|r| r[0] as f64 + 0.5 * r[1] as f64 - 2.0 * r[d - 1] as f64)
+            .collect();
+        assert!((m.var(0) - var(&z)).abs() < 1e-9 * var(&z));
+        assert!((m.mean[0] - z.iter().sum::<f64>() / 40.0).abs() < 1e-9);
+        let col: Vec<f64> = rows.iter().map(|r| r[1] as f64).collect();
+        assert!((m.var(1) - var(&col)).abs() < 1e-9 * var(&col));
+        let fitted = metric_from(&m, &diag).unwrap();
+        let centre: Vec<f32> = m.mean.iter().map(|&v| v as f32).collect();
+        let (v, o) = disagreement(&fitted, &centre, &m);
+        assert!((v - 1.0).abs() < 1e-5 && o < 1e-5, "{v} {o}");
     }
 
     /// The chains are pooled: two chains apart widen the first coordinate's variance;
