@@ -101,16 +101,6 @@ impl Rows {
         }
     }
 
-    /// The rows in chunks of at most 2,048 (a parallel pass takes a chunk a task).
-    pub fn chunks(&self) -> &[Vec<usize>] {
-        &self.chunks
-    }
-
-    /// `N/m`, what a sum over these rows is scaled by to stand for all `N`.
-    pub fn scale(&self) -> f64 {
-        self.scale
-    }
-
     /// How many rows.
     pub fn len(&self) -> usize {
         self.chunks.iter().map(Vec::len).sum()
@@ -575,47 +565,69 @@ fn precision_on(
 ) -> Vec<f64> {
     let d = model.dim();
     let size = if dense { d * d } else { d };
-    let parts: Vec<Vec<f64>> = rows
-        .chunks
-        .par_iter()
-        .map(|rows| {
-            let mut f = vec![0.0f64; size];
-            let mut g = vec![0.0f32; d];
-            let mut nz: Vec<(usize, f64)> = Vec::with_capacity(d);
-            for &i in rows {
-                // The non-zero entries of gᵢ (sparse rows touch few).
-                g.fill(0.0);
-                model.add_log_lik_grad(theta, &[i], &mut g);
-                nz.clear();
-                nz.extend(
-                    g.iter()
-                        .enumerate()
-                        .filter(|(_, v)| **v != 0.0)
-                        .map(|(j, &v)| (j, v as f64)),
-                );
-                for (k, &(j, a)) in nz.iter().enumerate() {
-                    if dense {
-                        for &(l, b) in &nz[..=k] {
-                            f[j * d + l] += a * b;
-                        }
-                    } else {
-                        f[j] += a * a;
-                    }
+    let mut nz: Vec<(usize, f64)> = Vec::new();
+    let mut p = fold_row_grads(model, theta, rows, size, move |g, f| {
+        // The non-zero entries of gᵢ (sparse rows touch few).
+        nz.clear();
+        nz.extend(
+            g.iter()
+                .enumerate()
+                .filter(|(_, v)| **v != 0.0)
+                .map(|(j, &v)| (j, v as f64)),
+        );
+        for (k, &(j, a)) in nz.iter().enumerate() {
+            if dense {
+                for &(l, b) in &nz[..=k] {
+                    f[j * d + l] += a * b;
                 }
+            } else {
+                f[j] += a * a;
             }
-            f
-        })
-        .collect();
-    let mut p = vec![0.0f64; size];
-    for part in &parts {
-        for (a, b) in p.iter_mut().zip(part) {
-            *a += rows.scale * b;
         }
-    }
+    });
     for (j, &pj) in prior.iter().enumerate().take(d) {
         p[if dense { j * d + j } else { j }] += pj;
     }
     p
+}
+
+/// `Σᵢ add(gᵢ, ·)` over `rows` into `size` sums, scaled to all rows: `gᵢ` is row `i`'s
+/// log-likelihood gradient at `theta`, and `add` adds what it contributes (the
+/// empirical Fisher information's entries). Chunks of rows run in parallel, each with
+/// its own sums and its own copy of `add`'s state.
+pub fn fold_row_grads<A>(
+    model: &dyn ModelSync,
+    theta: &[f32],
+    rows: &Rows,
+    size: usize,
+    add: A,
+) -> Vec<f64>
+where
+    A: FnMut(&[f32], &mut [f64]) + Clone + Send + Sync,
+{
+    let d = model.dim();
+    let parts: Vec<Vec<f64>> = rows
+        .chunks
+        .par_iter()
+        .map(|rows| {
+            let mut add = add.clone();
+            let mut f = vec![0.0f64; size];
+            let mut g = vec![0.0f32; d];
+            for &i in rows {
+                g.fill(0.0);
+                model.add_log_lik_grad(theta, &[i], &mut g);
+                add(&g, &mut f);
+            }
+            f
+        })
+        .collect();
+    let mut sum = vec![0.0f64; size];
+    for part in &parts {
+        for (a, b) in sum.iter_mut().zip(part) {
+            *a += rows.scale * b;
+        }
+    }
+    sum
 }
 
 /// The negative Hessian of the log posterior at `theta` by central differences of its

@@ -14,9 +14,8 @@
 //! approximation (`θᵀPθ = P_bb z_b² + θᵀ(P − P_·b P_b· /P_bb)θ` over the others), and its
 //! variance is the intercept's conditional one, `1/P_bb`: what the diagonal metric holds.
 
-use rayon::prelude::*;
-
-use super::mode::Rows;
+use super::dense::dot;
+use super::mode::{Rows, fold_row_grads};
 use super::problem::ModelSync;
 
 /// The intercept shear: `z_hub = θ_hub + Σⱼ μⱼθⱼ`, every other coordinate unchanged.
@@ -42,13 +41,12 @@ pub const HUB_MIN_LEAD: f64 = 4.0;
 impl Shear {
     /// `z_hub` at `theta`.
     pub fn hub_z(&self, theta: &[f32]) -> f64 {
-        theta[self.hub] as f64 + dot_f32(&self.mu, theta)
+        theta[self.hub] as f64 + dot(&self.mu, theta)
     }
 
     /// `θ_hub` at `z`.
     pub fn hub_theta(&self, z: &[f64]) -> f64 {
-        let s: f64 = self.mu.iter().zip(z).map(|(m, v)| m * v).sum();
-        z[self.hub] - s
+        z[self.hub] - dot(&self.mu, z)
     }
 
     /// A gradient in `θ` taken to `z` (`Sᵀg` for `θ = Sz`): `gⱼ − μⱼ g_hub`.
@@ -75,56 +73,34 @@ impl Shear {
             return None;
         }
         let probe = Rows::sample(n, HUB_PROBE_ROWS);
-        let mut counts = vec![0usize; d];
-        let mut g = vec![0.0f32; d];
-        for rows in probe.chunks() {
-            for &i in rows {
-                g.fill(0.0);
-                model.add_log_lik_grad(theta, &[i], &mut g);
-                for (c, v) in counts.iter_mut().zip(&g) {
-                    *c += usize::from(*v != 0.0);
-                }
+        let counts = fold_row_grads(model, theta, &probe, d, |g, c| {
+            for (c, v) in c.iter_mut().zip(g) {
+                *c += f64::from(u8::from(*v != 0.0));
             }
-        }
-        let (hub, &top) = counts.iter().enumerate().max_by_key(|(_, c)| **c)?;
-        let mean = counts.iter().sum::<usize>() as f64 / d as f64;
-        let probed = probe.len() as f64;
-        if (top as f64) < HUB_MIN_SHARE * probed || (top as f64) < HUB_MIN_LEAD * mean {
+        });
+        let (hub, &top) = counts
+            .iter()
+            .enumerate()
+            .max_by(|a, b| a.1.total_cmp(b.1))?;
+        let mean = counts.iter().sum::<f64>() / d as f64;
+        // The counts are scaled to all rows, as the share is.
+        if top < HUB_MIN_SHARE * n as f64 || top < HUB_MIN_LEAD * mean {
             return None;
         }
         let p_hub = hub_precision(hub);
         if !(p_hub.is_finite() && p_hub > 0.0) {
             return None;
         }
-        let rows = Rows::warmup(n);
-        let parts: Vec<Vec<f64>> = rows
-            .chunks()
-            .par_iter()
-            .map(|rows| {
-                let mut f = vec![0.0f64; d];
-                let mut g = vec![0.0f32; d];
-                for &i in rows {
-                    g.fill(0.0);
-                    model.add_log_lik_grad(theta, &[i], &mut g);
-                    let gh = g[hub] as f64;
-                    if gh != 0.0 {
-                        for (fj, &gj) in f.iter_mut().zip(&g) {
-                            if gj != 0.0 {
-                                *fj += gh * gj as f64;
-                            }
-                        }
-                    }
+        // `F_hub,j = Σᵢ gᵢ,hub gᵢⱼ` (a zero `gᵢⱼ` adds nothing: no branch per entry).
+        let mut mu = fold_row_grads(model, theta, &Rows::warmup(n), d, |g, f| {
+            let gh = g[hub] as f64;
+            if gh != 0.0 {
+                for (fj, &gj) in f.iter_mut().zip(g) {
+                    *fj += gh * gj as f64;
                 }
-                f
-            })
-            .collect();
-        let mut mu = vec![0.0f64; d];
-        for part in &parts {
-            for (m, f) in mu.iter_mut().zip(part) {
-                *m += f;
             }
-        }
-        let c = rows.scale() / p_hub;
+        });
+        let c = 1.0 / p_hub;
         for m in mu.iter_mut() {
             *m *= c;
         }
@@ -133,11 +109,6 @@ impl Shear {
             .all(|m| m.is_finite())
             .then_some(Shear { hub, mu })
     }
-}
-
-/// `Σ μⱼθⱼ` in f64.
-fn dot_f32(mu: &[f64], theta: &[f32]) -> f64 {
-    mu.iter().zip(theta).map(|(m, &t)| m * t as f64).sum()
 }
 
 #[cfg(test)]

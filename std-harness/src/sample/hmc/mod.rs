@@ -286,13 +286,11 @@ impl<'m> Hmc<'m> {
         }
         let inv = self.inv_scale;
         let tau = self.temperature;
-        let hub = self.shear.map(|s| s.hub);
-        for (j, ((o, &g), &t)) in out.iter_mut().zip(grad.iter()).zip(theta).enumerate() {
+        for ((o, &g), &t) in out.iter_mut().zip(grad.iter()).zip(theta) {
             // The model's own Laplace gradient is −sign(θ)/b (0 at 0): added back.
-            // The hub's stays in the smooth part (a shear moves it off the axes).
-            let k = if t > 0.0 && hub != Some(j) {
+            let k = if t > 0.0 {
                 inv
-            } else if t < 0.0 && hub != Some(j) {
+            } else if t < 0.0 {
                 -inv
             } else {
                 0.0
@@ -303,6 +301,9 @@ impl<'m> Hmc<'m> {
             }
         }
         if let Some(sh) = self.shear {
+            // The hub's Laplace term stays in the smooth part (a shear moves its kink off
+            // the axes), and the force is taken to the shear's coordinates.
+            out[sh.hub] = grad[sh.hub] as f64 / tau;
             sh.grad_to_z(out);
             if !out.iter().all(|o| o.is_finite()) {
                 return None;
