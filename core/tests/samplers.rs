@@ -109,6 +109,140 @@ fn preconditioned_sgld_dense_and_diagonal() {
     );
 }
 
+/// An exact sampler (full-data gradients) on the Gaussian target from 0: 2,000 steps
+/// of burn-in, then 100,000 checked against the closed form.
+fn exact_on_gauss<S: Sampler>(s: &S, t: &GaussTarget, eps: f32, seed: u64, what: &str) {
+    let model = GaussianMean::new(&t.x, t.d, &t.lik, &t.mu0, &t.prior).unwrap();
+    let zero = vec![0.0; t.d];
+    let summary = run(
+        s,
+        &MiniBatch::new(&model),
+        &zero,
+        eps,
+        2_000,
+        100_000,
+        1,
+        seed,
+        |_| {},
+    );
+    check(&summary, &t.mean, &t.cov, &t.cov, what, true);
+}
+
+/// The lower Cholesky factor of the target's covariance in f32, and the metric `M = LLᵀ`
+/// it stands for (`Σ` up to the factor's rounding).
+fn covariance_factor(t: &GaussTarget) -> (Vec<f32>, DMatrix<f64>) {
+    let mut l = t.cov.iter().copied().collect::<Vec<f64>>();
+    sgld::linalg::cholesky(&mut l, t.d).unwrap();
+    let l32: Vec<f32> = l.iter().map(|&v| v as f32).collect();
+    let lm = from_f32(&l32, t.d, t.d);
+    let m = &lm * lm.transpose();
+    (l32, m)
+}
+
+/// With `M = Σ` the Gaussian-exact noise makes a large step exact: at `ε = 1` the Euler
+/// step's variance is 4/3 of the posterior's, this one's is the posterior's (its
+/// closed form differs from `τΣ` only by the f32 rounding of the metric's factor).
+#[test]
+fn preconditioned_sgld_gaussian_exact_at_a_large_step() {
+    let t = gauss_target();
+    let (l32, m) = covariance_factor(&t);
+    let eps = 1.0f32;
+    let euler = stationary(&Linear::Precond(&m), &t.a, &zeros(50), eps as f64, 1.0);
+    let ratio = euler[(7, 7)] / t.cov[(7, 7)];
+    assert!(
+        (ratio - 4.0 / 3.0).abs() < 1e-3,
+        "Euler variance ratio {ratio}"
+    );
+    for tau in [1.0f32, 2.0] {
+        let s = PrecondSgld::new(Metric::Cholesky(&l32), t.d)
+            .unwrap()
+            .gaussian_exact()
+            .with_temperature(tau)
+            .unwrap();
+        assert!(s.is_gaussian_exact());
+        gauss_case(
+            &s,
+            |a| {
+                let exact = Linear::PrecondGaussianExact(&m);
+                stationary(&exact, a, &zeros(50), eps as f64, tau as f64)
+            },
+            eps,
+            tau as f64,
+            200,
+            20_000,
+            &format!("precond Gaussian-exact τ={tau}"),
+            true,
+            |_| {},
+        );
+    }
+    // A step of 4 or more has no Gaussian-exact noise: refused, the chain untouched.
+    let s = PrecondSgld::new(Metric::Cholesky(&l32), t.d)
+        .unwrap()
+        .gaussian_exact();
+    let model = GaussianMean::new(&t.x, t.d, &t.lik, &t.mu0, &t.prior).unwrap();
+    let (mut theta, mut scratch) = (vec![0.5f32; t.d], vec![0.0f32; 4 * t.d]);
+    let mut state = s.init(&mut theta, &mut scratch).unwrap();
+    let mut rng = default_rng(3);
+    let est = MiniBatch::new(&model);
+    assert!(matches!(
+        s.step(&mut state, &est, &[0], 4.0, &mut rng),
+        Err(Error::InvalidParameter { .. })
+    ));
+    assert!(state.theta().iter().all(|&v| v == 0.5));
+    assert!(s.step(&mut state, &est, &[0], 3.9, &mut rng).is_ok());
+}
+
+/// MALA with the Gaussian-exact proposal: with `M = Σ` on the Gaussian target every
+/// proposal is accepted at a step as large as 1.5, and with a metric that is not `Σ`
+/// (the diagonal `1/diag(A)`) the chain is still exact.
+#[test]
+fn mala_gaussian_exact_accepts_everything_on_its_gaussian() {
+    let t = gauss_target();
+    let model = GaussianMean::new(&t.x, t.d, &t.lik, &t.mu0, &t.prior).unwrap();
+    let mut c: Vec<f64> = t.cov.iter().copied().collect();
+    sgld::linalg::cholesky(&mut c, t.d).unwrap();
+    let c32: Vec<f32> = c.iter().map(|&v| v as f32).collect();
+    let s = Mala::new(&model)
+        .with_covariance_factor(&c32)
+        .unwrap()
+        .gaussian_exact();
+    let (mut theta, mut scratch) = (
+        vec![0.0f32; t.d],
+        vec![0.0f32; Mala::<()>::scratch_len(t.d)],
+    );
+    let mut state = s.init(&mut theta, &mut scratch).unwrap();
+    let mut rng = default_rng(5);
+    let mut worst = 1.0f64;
+    for _ in 0..2_000 {
+        worst = worst.min(s.step(&mut state, 1.5, &mut rng).unwrap().accept_prob);
+    }
+    // The log ratio is a difference of f32 quadratic forms: zero up to their rounding.
+    assert!(worst > 0.99, "smallest acceptance {worst}");
+    // The Euler proposal at the same step is refused most of the time.
+    let euler = Mala::new(&model).with_covariance_factor(&c32).unwrap();
+    let (mut theta, mut scratch) = (
+        vec![0.0f32; t.d],
+        vec![0.0f32; Mala::<()>::scratch_len(t.d)],
+    );
+    let mut state = euler.init(&mut theta, &mut scratch).unwrap();
+    let mean: f64 = (0..200)
+        .map(|_| euler.step(&mut state, 1.5, &mut rng).unwrap().accept_prob)
+        .sum::<f64>()
+        / 200.0;
+    assert!(mean < 0.5, "Euler acceptance {mean}");
+    let m: Vec<f32> = (0..t.d).map(|i| (1.0 / t.a[(i, i)]) as f32).collect();
+    let s = Mala::new(&model).with_metric(&m).unwrap().gaussian_exact();
+    exact_on_gauss(&s, &t, 0.3, 31, "MALA Gaussian-exact, diagonal metric");
+    // A step of 4 or more has no Gaussian-exact proposal: refused, not stepped.
+    let (mut theta, mut scratch) = (
+        vec![0.0f32; t.d],
+        vec![0.0f32; Mala::<()>::scratch_len(t.d)],
+    );
+    let mut state = s.init(&mut theta, &mut scratch).unwrap();
+    assert!(s.step(&mut state, 4.0, &mut rng).is_err());
+    assert_eq!(state.accepted(), 0);
+}
+
 #[test]
 fn psgld_on_the_gaussian_target() {
     for tau in [1.0f32, 2.0] {
@@ -227,11 +361,7 @@ fn sgnht_on_the_gaussian_target() {
 #[test]
 fn sghd_with_the_posterior_covariance_as_metric() {
     let t = gauss_target();
-    let mut l = t.cov.iter().copied().collect::<Vec<f64>>();
-    sgld::linalg::cholesky(&mut l, t.d).unwrap();
-    let l32: Vec<f32> = l.iter().map(|&v| v as f32).collect();
-    let lm = from_f32(&l32, t.d, t.d);
-    let m = &lm * lm.transpose();
+    let (l32, m) = covariance_factor(&t);
     for tau in [1.0f32, 2.0] {
         let s = Sghd::new(Metric::Cholesky(&l32), t.d, 4)
             .unwrap()
@@ -300,25 +430,7 @@ fn mala_is_exact_on_the_gaussian_target() {
     // With the diagonal metric 1/diag(A): exact as well, and far fewer steps suffice.
     let m: Vec<f32> = (0..t.d).map(|i| (1.0 / t.a[(i, i)]) as f32).collect();
     let s = Mala::new(&model).with_metric(&m).unwrap();
-    let summary = run(
-        &s,
-        &MiniBatch::new(&model),
-        &vec![0.0; t.d],
-        0.3,
-        2_000,
-        100_000,
-        1,
-        21,
-        |_| {},
-    );
-    check(
-        &summary,
-        &t.mean,
-        &t.cov,
-        &t.cov,
-        "MALA, diagonal metric",
-        true,
-    );
+    exact_on_gauss(&s, &t, 0.3, 21, "MALA, diagonal metric");
     // With the metric given by the Cholesky factor of the precision A: whitened, so a
     // large step mixes every direction at once.
     let mut l: Vec<f64> = t.a.iter().copied().collect();

@@ -112,7 +112,12 @@ fuzz_target!(|inp: Input| {
         0 => go!(Sgld::new()),
         1 => {
             if let Ok(s) = PrecondSgld::new(m, dim) {
-                go!(s)
+                // The Gaussian-exact noise refuses steps of 4 or more.
+                if inp.leapfrog & 1 == 1 {
+                    go!(s.gaussian_exact())
+                } else {
+                    go!(s)
+                }
             }
         }
         2 => {
@@ -138,6 +143,7 @@ fuzz_target!(|inp: Input| {
                 go!(s)
             }
         }
+        6 if inp.leapfrog & 1 == 1 => go!(Mala::new(&model).gaussian_exact()),
         6 => go!(Mala::new(&model)),
         _ => {
             // Cholesky of an arbitrary matrix: an error or a finite lower factor.

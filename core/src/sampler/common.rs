@@ -83,6 +83,26 @@ macro_rules! common_options {
 }
 pub(crate) use common_options;
 
+/// The injected noise's variance in units of `τM` at step `eps`: `ε` (the Euler step),
+/// or `ε(1 − ε/4)` when `gaussian_exact`, which needs `ε < 4`.
+///
+/// On `N(μ, τM)` the step `θ' = θ + (ε/2)M∇log p + N(0, sτM)` is the autoregression
+/// `θ' − μ = (1 − ε/2)(θ − μ) + N(0, sτM)`, whose stationary covariance is
+/// `sτM / (ε − ε²/4)`: the Euler step's `s = ε` inflates it by `1/(1 − ε/4)`, and
+/// `s = ε(1 − ε/4)` makes it `τM` exactly, at any `ε < 4` (the exact Ornstein–Uhlenbeck
+/// flow of the Gaussian over time `−2 ln(1 − ε/2)`).
+pub(crate) fn noise_variance(eps: f32, gaussian_exact: bool) -> Result<f32, Error> {
+    if !gaussian_exact {
+        return Ok(eps);
+    }
+    if eps >= 4.0 {
+        return Err(Error::InvalidParameter {
+            what: "a Gaussian-exact step needs a step size below 4",
+        });
+    }
+    Ok(eps * (1.0 - 0.25 * eps))
+}
+
 /// Read access to a running chain, whatever its sampler.
 pub trait ChainState {
     /// The current position θ.

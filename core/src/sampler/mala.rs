@@ -9,6 +9,11 @@
 //! data. A metric near the posterior variances lets every coordinate move at the same
 //! pace (on a9a the Laplace-prior coordinates of rare features have sds 100× those of
 //! the frequent ones).
+//!
+//! [`Mala::gaussian_exact`] proposes with the noise `N(0, ε(1 − ε/4)τM)` instead: on a
+//! Gaussian posterior of covariance `τM` that proposal leaves the posterior invariant
+//! by itself (every move is accepted), so the acceptance measures only how far the
+//! posterior is from that Gaussian.
 
 use rand_core::Rng;
 
@@ -43,6 +48,7 @@ pub struct Mala<'m, M> {
     model: M,
     metric: MalaMetric<'m>,
     opts: Options,
+    gaussian_exact: bool,
 }
 
 common_options!(impl ['m, M] Mala<'m, M>);
@@ -142,7 +148,16 @@ impl<'m, M: Model> Mala<'m, M> {
             model,
             metric: MalaMetric::Identity,
             opts: Options::new(),
+            gaussian_exact: false,
         }
+    }
+
+    /// The same sampler proposing with the noise `N(0, ε(1 − ε/4)τM)` (and the matching
+    /// proposal density), which on `N(μ, τM)` is reversible by itself at any step
+    /// `ε < 4` (larger steps are refused). The chain is exact either way.
+    pub fn gaussian_exact(mut self) -> Self {
+        self.gaussian_exact = true;
+        self
     }
 
     /// The same sampler with the diagonal metric `M = diag(m)`: one finite, positive
@@ -228,6 +243,7 @@ impl<'m, M: Model> Mala<'m, M> {
         rng: &mut R,
     ) -> Result<MalaInfo, Error> {
         crate::error::check_step_size(eps as f64)?;
+        let var = common::noise_variance(eps, self.gaussian_exact)?;
         let tau = self.opts.temperature;
         if tau <= 0.0 {
             return Err(Error::InvalidParameter {
@@ -237,7 +253,7 @@ impl<'m, M: Model> Mala<'m, M> {
         let s = &mut *state;
         s.steps += 1;
         let h = 0.5 * eps;
-        let scale = libm::sqrtf(eps * tau);
+        let scale = libm::sqrtf(var * tau);
         fill_normal(rng, s.prop);
         let mut info = MalaInfo {
             step: StepInfo {
@@ -248,7 +264,7 @@ impl<'m, M: Model> Mala<'m, M> {
             },
             ..MalaInfo::default()
         };
-        // drift = M·g(θ); the noise √(ετ)·M^½·z, in `prop` until the proposal is formed.
+        // drift = M·g(θ); the noise √(sτ)·M^½·z (s = ε, or ε(1 − ε/4)), in `prop` until the proposal is formed.
         self.apply_metric(s.grad, s.drift);
         match self.metric {
             MalaMetric::Identity => {}
@@ -280,10 +296,10 @@ impl<'m, M: Model> Mala<'m, M> {
             common::clip_to(s.grad_prop, c);
             info.step.clipped = true;
         }
-        // log q(to | from) = −(to − from − hM·g(from))ᵀM⁻¹(…) / (2ετ), in f64 from the
+        // log q(to | from) = −(to − from − hM·g(from))ᵀM⁻¹(…) / (2sτ), in f64 from the
         // f32 values.
         self.apply_metric(s.grad_prop, s.work);
-        let var2 = 2.0 * eps as f64 * tau as f64;
+        let var2 = 2.0 * var as f64 * tau as f64;
         let hf = h as f64;
         let fwd_res = |i: usize| s.prop[i] as f64 - s.theta[i] as f64 - hf * s.drift[i] as f64;
         let rev_res = |i: usize| s.theta[i] as f64 - s.prop[i] as f64 - hf * s.work[i] as f64;

@@ -2,6 +2,12 @@
 //!
 //! `θ' = θ + (ε/2)·M·ĝ(θ) + N(0, ετ·M)`. The handout writes
 //! `w + η·P·∇ + √(2ητ)·P^½·ε` — the same with `η = ε/2`, `P = M`.
+//!
+//! [`PrecondSgld::gaussian_exact`] injects `N(0, ε(1 − ε/4)τM)` instead: with `M` the
+//! posterior covariance (the Laplace approximation's, or the warm-up draws') the step
+//! is then exact on a Gaussian posterior, where the Euler step's variance is
+//! `1/(1 − ε/4)` too wide; what remains is the mini-batch noise and the posterior's
+//! departure from that Gaussian.
 
 use rand_core::Rng;
 
@@ -34,6 +40,7 @@ use crate::noise::fill_normal;
 pub struct PrecondSgld<'m> {
     metric: Metric<'m>,
     opts: Options,
+    gaussian_exact: bool,
 }
 
 common_options!(impl ['m] PrecondSgld<'m>);
@@ -64,7 +71,28 @@ impl<'m> PrecondSgld<'m> {
         Ok(Self {
             metric,
             opts: Options::new(),
+            gaussian_exact: false,
         })
+    }
+
+    /// The same sampler with the noise `N(0, ε(1 − ε/4)τM)`, whose stationary law on
+    /// `N(μ, τM)` is that Gaussian at any step `ε < 4` (larger steps are refused).
+    ///
+    /// ```
+    /// use sgld::sampler::{Metric, PrecondSgld};
+    /// let m = [2.0f32, 0.5];
+    /// let s = PrecondSgld::new(Metric::Diagonal(&m), 2)?.gaussian_exact();
+    /// assert!(s.is_gaussian_exact());
+    /// # Ok::<(), sgld::Error>(())
+    /// ```
+    pub fn gaussian_exact(mut self) -> Self {
+        self.gaussian_exact = true;
+        self
+    }
+
+    /// Whether the noise is [`gaussian_exact`](Self::gaussian_exact).
+    pub fn is_gaussian_exact(&self) -> bool {
+        self.gaussian_exact
     }
 
     /// The metric.
@@ -96,8 +124,9 @@ impl<'m> PrecondSgld<'m> {
         })
     }
 
-    /// One step. Errors (state untouched) on bad input as [`crate::Sgld::step`] does; a
-    /// non-finite gradient or proposal refuses the step.
+    /// One step. Errors (state untouched) on bad input as [`crate::Sgld::step`] does, and
+    /// on `ε ≥ 4` when [`gaussian_exact`](Self::gaussian_exact); a non-finite gradient or
+    /// proposal refuses the step.
     pub fn step<E, R>(
         &self,
         state: &mut PrecondState<'_>,
@@ -111,12 +140,13 @@ impl<'m> PrecondSgld<'m> {
         R: Rng + ?Sized,
     {
         common::check_step(state.theta.len(), estimator, batch, eps)?;
+        let var = common::noise_variance(eps, self.gaussian_exact)?;
         state.steps += 1;
         let s = &mut *state;
         let mut info = common::gradient(estimator, s.theta, batch, s.grad, self.opts.clip, eps);
         if !info.non_finite {
             self.metric.apply(s.grad, s.prop, s.drift);
-            let scale = libm::sqrtf(eps * self.opts.temperature);
+            let scale = libm::sqrtf(var * self.opts.temperature);
             if scale > 0.0 {
                 fill_normal(rng, s.noise);
                 self.metric.sqrt_times(s.noise, s.prop);

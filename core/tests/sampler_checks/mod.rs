@@ -108,6 +108,8 @@ pub fn lyapunov(b: &DMatrix<f64>, q: &DMatrix<f64>) -> DMatrix<f64> {
 pub enum Linear<'a> {
     /// `θ' = θ + (ε/2)Mĝ + N(0, ετM)` (SGLD: `M = I`; pSGLD: `M = diag(Ḡ)`).
     Precond(&'a DMatrix<f64>),
+    /// The same with the Gaussian-exact noise `N(0, ε(1 − ε/4)τM)`.
+    PrecondGaussianExact(&'a DMatrix<f64>),
     /// `v' = (1−α)v + ηĝ + N(0, cετ)`, `θ' = θ + v'` (SGHMC: `c = α`; SGNHT: friction
     /// `ξ̄`, `c = a`).
     Momentum { friction: f64, c: f64 },
@@ -125,9 +127,13 @@ pub fn stationary(
     let d = a.nrows();
     let id = DMatrix::<f64>::identity(d, d);
     match kind {
-        Linear::Precond(m) => {
+        Linear::Precond(m) | Linear::PrecondGaussianExact(m) => {
+            let s = match kind {
+                Linear::PrecondGaussianExact(_) => eps * (1.0 - eps / 4.0),
+                _ => eps,
+            };
             let b = &id - *m * a * (eps / 2.0);
-            let q = *m * v * m.transpose() * (eps * eps / 4.0) + *m * (eps * tau);
+            let q = *m * v * m.transpose() * (eps * eps / 4.0) + *m * (s * tau);
             lyapunov(&b, &q)
         }
         Linear::Momentum { friction, c } => {

@@ -273,7 +273,9 @@ impl Ula<'_> {
         }
     }
 
-    /// `steps` steps of preconditioned SGLD on every chain at step `eps` in `metric`.
+    /// `steps` steps of preconditioned SGLD on every chain at step `eps` in `metric`, its
+    /// noise Gaussian-exact: the metric is the posterior's covariance as the warm-up
+    /// knows it, so the step adds no variance of its own on a Gaussian posterior.
     fn stretch(
         &self,
         chains: &mut [Chain],
@@ -299,7 +301,8 @@ impl Ula<'_> {
             stretch: &stretch,
             bars: &self.bars.bars,
         };
-        samplers::build(&self.precond, &Inputs::metric(self.model, metric), advance)?;
+        let inputs = Inputs::metric(self.model, metric).gaussian_exact();
+        samplers::build(&self.precond, &inputs, advance)?;
         Ok(())
     }
 

@@ -163,7 +163,13 @@ pub fn push_draw(row: &mut Vec<u8>, float: &mut ryu::Buffer, draw: &[f32]) {
     row.push(b'\n');
 }
 
-/// The per-parameter table (the first 30 rows; the rest are in `all_in`).
+/// Rows [`print_params`] shows in full before a longer table is cut.
+const SHOWN: usize = 30;
+
+/// The per-parameter table: the first 30 rows and, of the rest (which are in
+/// `all_in`), those a reader looks for first: every parameter with a name of its own
+/// (`bias`, `log_sigma2`: not an indexed coefficient), the smallest ESS and the largest
+/// R̂.
 pub fn print_params(params: &[ParamSummary], all_in: &Path) {
     crate::out!(
         "{:<16} {:>10} {:>9} {:>10} {:>10} {:>10} {:>9} {:>9} {:>6} {:>9}",
@@ -178,8 +184,7 @@ pub fn print_params(params: &[ParamSummary], all_in: &Path) {
         "rhat",
         "mcse"
     );
-    let show = 30;
-    for p in params.iter().take(show) {
+    let row = |p: &ParamSummary| {
         crate::out!(
             "{:<16} {:>10.4} {:>9.4} {:>10.4} {:>10.4} {:>10.4} {:>9.0} {:>9.0} {:>6.3} {:>9.4}",
             p.name,
@@ -192,15 +197,54 @@ pub fn print_params(params: &[ParamSummary], all_in: &Path) {
             p.ess_tail,
             p.rhat,
             p.mcse_mean
+        )
+    };
+    params.iter().take(SHOWN).for_each(row);
+    let extra = beyond_the_first(params);
+    if !extra.is_empty() {
+        crate::out!(
+            "(of the other {}: the named, the smallest ESS and the largest R̂)",
+            params.len() - SHOWN
         );
+        extra.iter().for_each(|&i| row(&params[i]));
     }
-    if params.len() > show {
+    if params.len() > SHOWN + extra.len() {
         crate::out!(
             "... {} more parameters in {}",
-            params.len() - show,
+            params.len() - SHOWN - extra.len(),
             all_in.display()
         );
     }
+}
+
+/// The indices past the first [`SHOWN`] that [`print_params`] shows too, in order.
+fn beyond_the_first(params: &[ParamSummary]) -> Vec<usize> {
+    let rest = || params.iter().enumerate().skip(SHOWN);
+    let ess = |p: &ParamSummary| match p.ess_bulk.min(p.ess_tail) {
+        e if e.is_nan() => f64::NEG_INFINITY,
+        e => e,
+    };
+    let mut shown: Vec<usize> = rest()
+        .filter(|(_, p)| !p.name.contains('['))
+        .map(|(i, _)| i)
+        .collect();
+    // NaN (a constant draw) sorts as the worst on either count.
+    let smallest_ess = rest().min_by(|a, b| ess(a.1).total_cmp(&ess(b.1)).then(a.0.cmp(&b.0)));
+    let worst_rhat = rest().max_by(|a, b| {
+        let key = |p: &ParamSummary| {
+            if p.rhat.is_nan() {
+                f64::INFINITY
+            } else {
+                p.rhat
+            }
+        };
+        key(a.1).total_cmp(&key(b.1)).then(b.0.cmp(&a.0))
+    });
+    shown.extend(smallest_ess.map(|(i, _)| i));
+    shown.extend(worst_rhat.map(|(i, _)| i));
+    shown.sort_unstable();
+    shown.dedup();
+    shown
 }
 
 /// A network's compact table: its shape, one row per layer, and the quantities the
@@ -406,4 +450,50 @@ pub fn print_table(s: &Summary, notes: &[String], out: &Path) {
         out.join("summary.json").display(),
         out.join(chains).display()
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn param(name: String, ess: f64, rhat: f64) -> ParamSummary {
+        ParamSummary {
+            name,
+            mean: 0.0,
+            sd: 1.0,
+            q05: -1.6,
+            q50: 0.0,
+            q95: 1.6,
+            ess_bulk: ess,
+            ess_tail: ess,
+            rhat,
+            mcse_mean: 0.01,
+        }
+    }
+
+    /// Past the first 30 rows the table keeps the named parameters, the smallest ESS and
+    /// the largest R̂, each once; a NaN (a constant column) counts as the worst.
+    #[test]
+    fn a_long_table_keeps_the_named_and_the_worst() {
+        let mut ps: Vec<ParamSummary> = (0..60)
+            .map(|j| param(format!("beta[{j}]"), 1000.0 + j as f64, 1.001))
+            .collect();
+        ps.push(param("bias".into(), 900.0, 1.002));
+        ps.push(param("log_sigma2".into(), 2000.0, 1.0));
+        ps[44].ess_tail = 420.0;
+        ps[10].ess_bulk = 100.0; // among the first 30: shown anyway
+        ps[51].rhat = 1.008;
+        assert_eq!(beyond_the_first(&ps), vec![44, 51, 60, 61]);
+        ps[33].rhat = f64::NAN;
+        (ps[37].ess_bulk, ps[37].ess_tail) = (f64::NAN, f64::NAN);
+        assert_eq!(beyond_the_first(&ps), vec![33, 37, 60, 61]);
+        // A table of 30 rows or fewer has nothing beyond.
+        assert!(beyond_the_first(&ps[..30]).is_empty());
+        // The bias is the smallest ESS too: shown once.
+        let mut ps: Vec<ParamSummary> = (0..40)
+            .map(|j| param(format!("beta[{j}]"), 1000.0, 1.0))
+            .collect();
+        ps.push(param("bias".into(), 500.0, 1.009));
+        assert_eq!(beyond_the_first(&ps), vec![40]);
+    }
 }

@@ -40,6 +40,9 @@ pub struct Inputs<'a> {
     pub laplace: Option<&'a Laplace>,
     /// The network K-FAC preconditions.
     pub net: Option<&'a Mlp<'a>>,
+    /// `precond` injects the Gaussian-exact noise `N(0, ε(1 − ε/4)τM)`
+    /// ([`PrecondSgld::gaussian_exact`]) rather than the Euler step's `N(0, ετM)`.
+    pub gaussian_exact: bool,
 }
 
 impl<'a> Inputs<'a> {
@@ -51,6 +54,7 @@ impl<'a> Inputs<'a> {
             metric: Some(metric),
             laplace: Some(lap),
             net: None,
+            gaussian_exact: false,
         }
     }
 
@@ -61,6 +65,16 @@ impl<'a> Inputs<'a> {
             metric: Some(metric),
             laplace: None,
             net: None,
+            gaussian_exact: false,
+        }
+    }
+
+    /// The same inputs with `precond`'s noise Gaussian-exact: for a metric that is the
+    /// posterior's covariance (the adapted runs').
+    pub fn gaussian_exact(self) -> Self {
+        Self {
+            gaussian_exact: true,
+            ..self
         }
     }
 
@@ -71,6 +85,7 @@ impl<'a> Inputs<'a> {
             metric: None,
             laplace: None,
             net: Some(net),
+            gaussian_exact: false,
         }
     }
 }
@@ -98,7 +113,14 @@ pub fn build<V: Visit>(
     }
     match cfg.sampler {
         SamplerKind::Sgld => go!(Sgld::new()),
-        SamplerKind::Precond => go!(PrecondSgld::new(metric()?, d).map_err(bad("metric"))?),
+        SamplerKind::Precond => {
+            let s = PrecondSgld::new(metric()?, d).map_err(bad("metric"))?;
+            go!(if inputs.gaussian_exact {
+                s.gaussian_exact()
+            } else {
+                s
+            })
+        }
         SamplerKind::Psgld => {
             go!(Psgld::new(st.decay, st.lambda).map_err(bad("--decay/--lambda"))?)
         }
