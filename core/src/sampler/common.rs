@@ -89,8 +89,9 @@ pub(crate) use common_options;
 /// On `N(μ, τM)` the step `θ' = θ + (ε/2)M∇log p + N(0, sτM)` is the autoregression
 /// `θ' − μ = (1 − ε/2)(θ − μ) + N(0, sτM)`, whose stationary covariance is
 /// `sτM / (ε − ε²/4)`: the Euler step's `s = ε` inflates it by `1/(1 − ε/4)`, and
-/// `s = ε(1 − ε/4)` makes it `τM` exactly, at any `ε < 4` (the exact Ornstein–Uhlenbeck
-/// flow of the Gaussian over time `−2 ln(1 − ε/2)`).
+/// `s = ε(1 − ε/4)` makes it `τM` exactly, at any `ε < 4` (for `ε < 2` the exact
+/// Ornstein–Uhlenbeck flow of the Gaussian over time `−2 ln(1 − ε/2)`; beyond, an
+/// autoregression with a negative coefficient and the same stationary law).
 pub(crate) fn noise_variance(eps: f32, gaussian_exact: bool) -> Result<f32, Error> {
     if !gaussian_exact {
         return Ok(eps);
