@@ -264,7 +264,8 @@ impl<'m, M: Model> Mala<'m, M> {
             },
             ..MalaInfo::default()
         };
-        // drift = M·g(θ); the noise √(sτ)·M^½·z (s = ε, or ε(1 − ε/4)), in `prop` until the proposal is formed.
+        // drift = M·g(θ); the noise √(sτ)·M^½·z (s = ε, or ε(1 − ε/4)), in `prop` until
+        // the proposal is formed.
         self.apply_metric(s.grad, s.drift);
         match self.metric {
             MalaMetric::Identity => {}

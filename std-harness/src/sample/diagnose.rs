@@ -526,6 +526,24 @@ pub struct Evidence<'a> {
     pub symmetric: bool,
 }
 
+/// A parameter's ESS for ranking: the smaller of bulk and tail, −∞ when both are NaN (a
+/// constant column ranks as the worst).
+pub fn ess_rank(p: &ParamSummary) -> f64 {
+    match p.ess_bulk.min(p.ess_tail) {
+        e if e.is_nan() => f64::NEG_INFINITY,
+        e => e,
+    }
+}
+
+/// A parameter's R̂ for ranking: +∞ when NaN (a constant column ranks as the worst).
+pub fn rhat_rank(p: &ParamSummary) -> f64 {
+    if p.rhat.is_nan() {
+        f64::INFINITY
+    } else {
+        p.rhat
+    }
+}
+
 /// The checklist: every problem found, as one sentence each.
 pub fn warnings(params: &[ParamSummary], ev: &Evidence<'_>) -> Vec<String> {
     let mut w = ev.earlier.clone();
@@ -538,7 +556,10 @@ pub fn warnings(params: &[ParamSummary], ev: &Evidence<'_>) -> Vec<String> {
         ));
     }
     let bad_rhat: Vec<&ParamSummary> = params.iter().filter(|p| p.rhat > RHAT_MAX).collect();
-    if let Some(p) = bad_rhat.iter().max_by(|a, b| a.rhat.total_cmp(&b.rhat)) {
+    if let Some(p) = bad_rhat
+        .iter()
+        .max_by(|a, b| rhat_rank(a).total_cmp(&rhat_rank(b)))
+    {
         w.push(format!(
             "R̂ > {RHAT_MAX} for {} of {d} parameters (largest {:.3}, {}): the chains have not mixed, so the summary is not yet the posterior",
             bad_rhat.len(),
@@ -550,11 +571,10 @@ pub fn warnings(params: &[ParamSummary], ev: &Evidence<'_>) -> Vec<String> {
         .iter()
         .filter(|p| p.ess_bulk < ev.target_ess || p.ess_tail < ev.target_ess)
         .collect();
-    if let Some(p) = low.iter().min_by(|a, b| {
-        a.ess_bulk
-            .min(a.ess_tail)
-            .total_cmp(&b.ess_bulk.min(b.ess_tail))
-    }) {
+    if let Some(p) = low
+        .iter()
+        .min_by(|a, b| ess_rank(a).total_cmp(&ess_rank(b)))
+    {
         w.push(format!(
             "bulk or tail ESS below {:.0} for {} of {d} parameters (smallest {:.0}, {}): the Monte Carlo error of the summary is larger than targeted; run longer (--steps; an adapted run without it: --target-ess, --max-steps)",
             ev.target_ess,

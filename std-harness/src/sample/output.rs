@@ -217,31 +217,25 @@ pub fn print_params(params: &[ParamSummary], all_in: &Path) {
     }
 }
 
-/// The indices past the first [`SHOWN`] that [`print_params`] shows too, in order.
+/// The indices past the first [`SHOWN`] that [`print_params`] shows too, in order: the
+/// named parameters, the smallest ESS and the largest R̂ (the first of equals).
 fn beyond_the_first(params: &[ParamSummary]) -> Vec<usize> {
+    use super::diagnose::{ess_rank, rhat_rank};
     let rest = || params.iter().enumerate().skip(SHOWN);
-    let ess = |p: &ParamSummary| match p.ess_bulk.min(p.ess_tail) {
-        e if e.is_nan() => f64::NEG_INFINITY,
-        e => e,
-    };
     let mut shown: Vec<usize> = rest()
         .filter(|(_, p)| !p.name.contains('['))
         .map(|(i, _)| i)
         .collect();
-    // NaN (a constant draw) sorts as the worst on either count.
-    let smallest_ess = rest().min_by(|a, b| ess(a.1).total_cmp(&ess(b.1)).then(a.0.cmp(&b.0)));
-    let worst_rhat = rest().max_by(|a, b| {
-        let key = |p: &ParamSummary| {
-            if p.rhat.is_nan() {
-                f64::INFINITY
-            } else {
-                p.rhat
-            }
-        };
-        key(a.1).total_cmp(&key(b.1)).then(b.0.cmp(&a.0))
-    });
-    shown.extend(smallest_ess.map(|(i, _)| i));
-    shown.extend(worst_rhat.map(|(i, _)| i));
+    shown.extend(
+        rest()
+            .min_by(|a, b| ess_rank(a.1).total_cmp(&ess_rank(b.1)))
+            .map(|(i, _)| i),
+    );
+    shown.extend(
+        rest()
+            .min_by(|a, b| rhat_rank(b.1).total_cmp(&rhat_rank(a.1)))
+            .map(|(i, _)| i),
+    );
     shown.sort_unstable();
     shown.dedup();
     shown
