@@ -1,4 +1,5 @@
-//! Dense logistic regression (§5.2): construction refuses bad data; the checked gradient
+//! Dense logistic regression (§5.2), packed or read in place from records with an
+//! intercept (`DenseRows::strided`): construction refuses bad data; the checked gradient
 //! succeeds exactly on valid input, and on moderate input it is finite and agrees with an
 //! f64 reference.
 #![no_main]
@@ -7,21 +8,45 @@ mod common;
 
 use libfuzzer_sys::fuzz_target;
 use sgld::gradient::MiniBatch;
-use sgld::models::{Gaussian, LogisticDense};
+use sgld::models::{DenseRows, Design, Gaussian, LogisticDense};
 
-/// The fuzzer's input, taken apart below.
-type Input = (u8, Vec<f32>, Vec<bool>, Vec<f32>, Vec<u16>, f32, bool);
+/// The fuzzer's input, taken apart below: `layout` is `None` for packed rows, else the
+/// records' extra values a row and the first row's offset.
+type Input = (
+    u8,
+    Vec<f32>,
+    Vec<bool>,
+    Vec<f32>,
+    Vec<u16>,
+    f32,
+    bool,
+    Option<(u8, u8)>,
+);
 
 fuzz_target!(|input: Input| {
-    let (dim, x, labels, theta, raw_batch, var, wrap) = input;
+    let (dim, x, labels, theta, raw_batch, var, wrap, layout) = input;
     let d = dim as usize % 9;
     let y: Vec<f32> = labels.iter().map(|&b| if b { 1.0 } else { -1.0 }).collect();
     let Ok(prior) = Gaussian::new(var) else {
         return;
     };
-    let Ok(model) = LogisticDense::new(&x, &y, d, prior) else {
+    let (model, rows) = match layout {
+        None => (
+            LogisticDense::new(&x, &y, d, prior),
+            DenseRows::new(&x, d.max(1)),
+        ),
+        Some((extra, offset)) => {
+            let rows = DenseRows::strided(&x, d, d + extra as usize % 4, offset as usize % 5)
+                .map(DenseRows::with_intercept);
+            let model = rows.and_then(|r| LogisticDense::from_rows(r, &y, prior));
+            (model, rows)
+        }
+    };
+    let (Ok(model), Ok(rows)) = (model, rows) else {
         return;
     };
+    // Features, and the intercept where the layout has one.
+    let (f, d) = (d, rows.dim());
     let n = y.len();
     let batch = common::batch(&raw_batch, n, wrap);
     let mut grad = vec![0.0f32; d];
@@ -36,7 +61,9 @@ fuzz_target!(|input: Input| {
     let mut bound = vec![0.0f64; d];
     if valid {
         for &i in &batch {
-            let row = &x[i * d..(i + 1) * d];
+            let mut row: Vec<f32> = rows.row(i).to_vec();
+            assert_eq!(row.len(), f);
+            row.resize(d, 1.0);
             let z: f64 = row
                 .iter()
                 .zip(&theta)

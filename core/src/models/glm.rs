@@ -169,7 +169,9 @@ pub trait Design {
     }
 }
 
-/// Dense rows: `x` is `N × d` row-major.
+/// Dense rows: `x` is `N × d` row-major; or, by [`DenseRows::strided`], rows read where
+/// they lie in larger records (a response stored beside them); and, by
+/// [`DenseRows::with_intercept`], an intercept that no column of ones holds.
 ///
 /// ```
 /// use sgld::models::{DenseRows, Design};
@@ -181,7 +183,16 @@ pub trait Design {
 #[derive(Debug, Clone, Copy)]
 pub struct DenseRows<'a> {
     x: &'a [f32],
-    dim: usize,
+    /// Values a row.
+    width: usize,
+    /// Values from one row's start to the next's (at least `width`).
+    stride: usize,
+    /// Where the first row starts.
+    offset: usize,
+    /// Rows.
+    len: usize,
+    /// Whether the last parameter is an intercept.
+    intercept: bool,
 }
 
 impl<'a> DenseRows<'a> {
@@ -193,32 +204,149 @@ impl<'a> DenseRows<'a> {
             });
         }
         check_matrix("x", x, x.len() / dim, dim)?;
-        Ok(Self { x, dim })
+        Ok(Self {
+            x,
+            width: dim,
+            stride: dim,
+            offset: 0,
+            len: x.len() / dim,
+            intercept: false,
+        })
     }
 
-    fn row(&self, i: usize) -> &'a [f32] {
-        i.checked_mul(self.dim)
-            .and_then(|a| self.x.get(a..a.checked_add(self.dim)?))
+    /// The rows of `width` values at `offset`, `offset + stride`, `offset + 2·stride`, …,
+    /// as many as `x` holds whole: a `.npy` design stored with its response as the last
+    /// column is `strided(x, d, d + 1, 0)`, with it first `strided(x, d, d + 1, 1)`.
+    /// Checks `width ≥ 1`, `stride ≥ width` (rows do not overlap) and that the rows'
+    /// values are finite; the values between rows are neither read nor checked.
+    ///
+    /// ```
+    /// use sgld::models::{DenseRows, Design};
+    /// // Records (x₁, x₂, label): the features read in place, an intercept added.
+    /// let records = [0.5, 1.0, 1.0, -2.0, 0.25, 0.0];
+    /// let rows = DenseRows::strided(&records, 2, 3, 0)?.with_intercept();
+    /// assert_eq!((rows.len(), rows.dim()), (2, 3)); // β₁, β₂ and the intercept
+    /// assert_eq!(rows.dot(1, &[1.0, 2.0, 0.5]), -2.0 + 0.5 + 0.5);
+    /// let mut g = [0.0f32; 3];
+    /// rows.add_scaled(1, 2.0, &mut g);
+    /// assert_eq!(g, [-4.0, 0.5, 2.0]);
+    /// # Ok::<(), sgld::Error>(())
+    /// ```
+    pub fn strided(
+        x: &'a [f32],
+        width: usize,
+        stride: usize,
+        offset: usize,
+    ) -> Result<Self, Error> {
+        if width == 0 {
+            return Err(Error::Empty {
+                what: "feature dimension",
+            });
+        }
+        if stride < width {
+            return Err(Error::InvalidParameter {
+                what: "dense rows overlap: their stride is smaller than their width",
+            });
+        }
+        let len = match x
+            .len()
+            .checked_sub(offset)
+            .and_then(|v| v.checked_sub(width))
+        {
+            Some(rest) => rest / stride + 1,
+            None => 0,
+        };
+        let rows = Self {
+            x,
+            width,
+            stride,
+            offset,
+            len,
+            intercept: false,
+        };
+        for i in 0..len {
+            crate::error::check_finite("x", rows.row(i))?;
+        }
+        Ok(rows)
+    }
+
+    /// The same rows with an intercept: one more parameter, the last, which adds to every
+    /// row's `xᵢᵀθ` as a column of ones would.
+    pub fn with_intercept(self) -> Self {
+        Self {
+            intercept: true,
+            ..self
+        }
+    }
+
+    /// Row `i`'s values (empty past the end), the intercept's 1 not among them.
+    pub fn row(&self, i: usize) -> &'a [f32] {
+        if i >= self.len {
+            return &[];
+        }
+        i.checked_mul(self.stride)
+            .and_then(|a| a.checked_add(self.offset))
+            .and_then(|a| self.x.get(a..a.checked_add(self.width)?))
             .unwrap_or(&[])
+    }
+
+    /// `xᵢᵀθ` from row `i`'s values, the intercept added.
+    #[inline(always)]
+    pub(crate) fn dot_row(&self, row: &[f32], theta: &[f32]) -> f32 {
+        let z = imp::dot(row, theta);
+        match self.intercept {
+            true => z + theta.get(self.width).copied().unwrap_or(0.0),
+            false => z,
+        }
+    }
+
+    /// `grad += c xᵢ` from row `i`'s values, the intercept's entry included.
+    #[inline(always)]
+    pub(crate) fn add_row(&self, c: f32, row: &[f32], grad: &mut [f32]) {
+        imp::axpy(c, row, grad);
+        if self.intercept
+            && let Some(g) = grad.get_mut(self.width)
+        {
+            *g += c;
+        }
     }
 }
 
 impl Design for DenseRows<'_> {
     fn len(&self) -> usize {
-        self.x.len() / self.dim
+        self.len
     }
     fn dim(&self) -> usize {
-        self.dim
+        self.width + self.intercept as usize
     }
     fn dot(&self, i: usize, theta: &[f32]) -> f32 {
-        imp::dot(self.row(i), theta)
+        match i < self.len {
+            true => self.dot_row(self.row(i), theta),
+            false => 0.0,
+        }
     }
     fn add_scaled(&self, i: usize, c: f32, grad: &mut [f32]) {
-        imp::axpy(c, self.row(i), grad);
+        if i < self.len {
+            self.add_row(c, self.row(i), grad);
+        }
     }
     fn prefetch(&self, i: usize) {
         crate::kernels::prefetch(self.row(i));
     }
+}
+
+/// Checks a model's rows against its responses: a row at least, a parameter at least, and
+/// one response a row.
+pub(crate) fn check_rows(rows: &impl Design, y: &[f32]) -> Result<(), Error> {
+    if y.is_empty() {
+        return Err(Error::Empty { what: "data set" });
+    }
+    if rows.dim() == 0 {
+        return Err(Error::Empty {
+            what: "feature dimension",
+        });
+    }
+    check_len("y", rows.len(), y.len())
 }
 
 /// Bitmap rows: a chunk's dot products in one vector pass and its scaled adds in one
@@ -293,15 +421,7 @@ impl<'a, R: Design, F: Family, P: Prior> Glm<'a, R, F, P> {
     /// Checks one response per row, each in the family's support, at least one row and
     /// one feature.
     pub fn new(rows: R, y: &'a [f32], family: F, prior: P) -> Result<Self, Error> {
-        if y.is_empty() {
-            return Err(Error::Empty { what: "data set" });
-        }
-        if rows.dim() == 0 {
-            return Err(Error::Empty {
-                what: "feature dimension",
-            });
-        }
-        check_len("y", rows.len(), y.len())?;
+        check_rows(&rows, y)?;
         y.iter().try_for_each(|&v| F::check(v))?;
         Ok(Self {
             rows,

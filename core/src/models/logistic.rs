@@ -4,7 +4,7 @@
 //! Per-example gradient (§5.2): `∇_β log p(yᵢ|xᵢ) = σ(−yᵢ βᵀxᵢ) yᵢ xᵢ`. A bias is an
 //! ordinary feature that is 1 in every row (a column of ones, or one more index).
 
-use super::{Model, Prior, check_matrix};
+use super::{DenseRows, Design, Model, Prior};
 use crate::error::{Error, check_len};
 use crate::kernels::check_bitmap;
 use crate::kernels::{SparseIndex, imp};
@@ -14,12 +14,13 @@ fn check_labels(y: &[f32]) -> Result<(), Error> {
     super::check_labels(y, "logistic labels must be -1 or +1")
 }
 
-/// Logistic regression on dense rows: `x` is `N × d` row-major, `y` holds `±1`.
+/// Logistic regression on dense rows: `x` is `N × d` row-major, `y` holds `±1`; or any
+/// [`DenseRows`] ([`LogisticDense::from_rows`]): rows read in place from larger records,
+/// an intercept without a column of ones.
 #[derive(Debug, Clone, Copy)]
 pub struct LogisticDense<'a, P> {
-    x: &'a [f32],
+    rows: DenseRows<'a>,
     y: &'a [f32],
-    dim: usize,
     prior: P,
 }
 
@@ -44,26 +45,48 @@ impl<'a, P: Prior> LogisticDense<'a, P> {
                 what: "feature dimension",
             });
         }
-        check_matrix("x", x, y.len(), dim)?;
+        // The length against the labels here, the values' finiteness by `DenseRows`.
+        let values = y.len().checked_mul(dim).ok_or(Error::InvalidParameter {
+            what: "matrix dimensions overflow usize",
+        })?;
+        check_len("x", values, x.len())?;
+        Self::from_rows(DenseRows::new(x, dim)?, y, prior)
+    }
+
+    /// Logistic regression on `rows`, one label a row. Checks `rows.len() == y.len()`,
+    /// labels in `{−1, +1}`, `N ≥ 1` and a parameter at least.
+    ///
+    /// ```
+    /// use sgld::models::{DenseRows, Gaussian, LogisticDense, Model};
+    /// // Records (x₁, x₂, label as 0/1), and the labels as ±1 beside them.
+    /// let records = [0.5, 1.0, 1.0, -2.0, 0.25, 0.0];
+    /// let y = [1.0, -1.0];
+    /// let rows = DenseRows::strided(&records, 2, 3, 0)?.with_intercept();
+    /// let m = LogisticDense::from_rows(rows, &y, Gaussian::new(1.0)?)?;
+    /// assert_eq!(m.dim(), 3); // β₁, β₂ and the intercept
+    /// assert_eq!(m.margin(&[1.0, 2.0, 0.5], 1), -2.0 + 0.5 + 0.5);
+    /// # Ok::<(), sgld::Error>(())
+    /// ```
+    pub fn from_rows(rows: DenseRows<'a>, y: &'a [f32], prior: P) -> Result<Self, Error> {
+        super::glm::check_rows(&rows, y)?;
         check_labels(y)?;
-        Ok(Self { x, y, dim, prior })
+        Ok(Self { rows, y, prior })
     }
 
     fn row(&self, i: usize) -> &'a [f32] {
-        i.checked_mul(self.dim)
-            .and_then(|a| self.x.get(a..a.checked_add(self.dim)?))
-            .unwrap_or(&[])
+        self.rows.row(i)
     }
 
-    /// The linear predictor `βᵀxᵢ` of row `i` (0 for an index past the end).
+    /// The linear predictor `βᵀxᵢ` of row `i`, the intercept included (0 for an index
+    /// past the end).
     pub fn margin(&self, theta: &[f32], i: usize) -> f32 {
-        imp::dot(self.row(i), theta)
+        self.rows.dot(i, theta)
     }
 }
 
 impl<P: Prior> Model for LogisticDense<'_, P> {
     fn dim(&self) -> usize {
-        self.dim
+        self.rows.dim()
     }
     fn len(&self) -> usize {
         self.y.len()
@@ -75,8 +98,8 @@ impl<P: Prior> Model for LogisticDense<'_, P> {
         for &i in batch {
             let Some(&y) = self.y.get(i) else { continue };
             let row = self.row(i);
-            let c = y * sigmoid(-y * imp::dot(row, theta));
-            imp::axpy(c, row, grad);
+            let c = y * sigmoid(-y * self.rows.dot_row(row, theta));
+            self.rows.add_row(c, row, grad);
         }
     }
     /// Each row's lines and its label.
@@ -92,7 +115,7 @@ impl<P: Prior> Model for LogisticDense<'_, P> {
             .iter()
             .filter_map(|&i| {
                 let y = *self.y.get(i)?;
-                Some(log_sigmoid(y * imp::dot(self.row(i), theta)) as f64)
+                Some(log_sigmoid(y * self.rows.dot_row(self.row(i), theta)) as f64)
             })
             .sum()
     }
@@ -103,9 +126,9 @@ impl<P: Prior> Model for LogisticDense<'_, P> {
         for &i in batch {
             let Some(&y) = self.y.get(i) else { continue };
             let row = self.row(i);
-            let m = y * imp::dot(row, theta);
+            let m = y * self.rows.dot_row(row, theta);
             sum += log_sigmoid(m) as f64;
-            imp::axpy(y * sigmoid(-m), row, grad);
+            self.rows.add_row(y * sigmoid(-m), row, grad);
         }
         sum
     }
@@ -121,8 +144,12 @@ impl<P: Prior> Model for LogisticDense<'_, P> {
         for &i in batch {
             let Some(&y) = self.y.get(i) else { continue };
             let row = self.row(i);
-            let (m, m0) = (imp::dot(row, theta), imp::dot(row, centre));
-            imp::axpy(y * (sigmoid(-y * m) - sigmoid(-y * m0)), row, out);
+            let (m, m0) = (
+                self.rows.dot_row(row, theta),
+                self.rows.dot_row(row, centre),
+            );
+            self.rows
+                .add_row(y * (sigmoid(-y * m) - sigmoid(-y * m0)), row, out);
         }
     }
 }
