@@ -6,6 +6,7 @@ pub mod csv_table;
 #[cfg(feature = "fetch")]
 pub mod fetch;
 pub mod libsvm;
+pub mod mapped;
 pub mod npy;
 #[cfg(feature = "parquet")]
 pub mod parquet_table;
@@ -13,6 +14,8 @@ pub mod registry;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+
+pub use mapped::MappedDesign;
 
 /// Why a data file could not be read: the file, the 1-based line (0 when the problem is
 /// the file as a whole) and what was wrong.
@@ -90,6 +93,9 @@ pub enum Features {
         /// Columns.
         d: usize,
     },
+    /// Dense rows read in place from a memory-mapped `.npy` file, the intercept (after
+    /// [`Dataset::with_bias`]) a parameter rather than a stored column.
+    Mapped(MappedDesign),
     /// Rows whose every non-zero is 1, as 0-based feature indices in compressed rows.
     SparseBinary {
         /// Row `i` is `indices[offsets[i]..offsets[i+1]]`.
@@ -147,6 +153,7 @@ impl Dataset {
             Features::Dense { d, .. }
             | Features::SparseBinary { d, .. }
             | Features::SparseValued { d, .. } => *d,
+            Features::Mapped(m) => m.dim(),
         }
     }
 
@@ -160,6 +167,18 @@ impl Dataset {
                     .flat_map(|&i| x[i * d..(i + 1) * d].iter().copied())
                     .collect(),
                 d: *d,
+            },
+            Features::Mapped(m) => Features::Dense {
+                x: rows
+                    .iter()
+                    .flat_map(|&i| {
+                        m.features(i)
+                            .iter()
+                            .copied()
+                            .chain(m.has_intercept().then_some(1.0))
+                    })
+                    .collect(),
+                d: m.dim(),
             },
             Features::SparseBinary {
                 offsets,
@@ -223,6 +242,8 @@ impl Dataset {
                 }
                 *d += 1;
             }
+            // The model adds the intercept: the mapped file is not touched.
+            Features::Mapped(m) => *m = m.clone().with_intercept(),
             Features::SparseBinary {
                 offsets,
                 indices,
@@ -271,6 +292,9 @@ impl Dataset {
                 .filter(|row| row[d..].iter().any(|&v| v != 0.0))
                 .count(),
             Features::Dense { .. } => 0,
+            Features::Mapped(m) => (0..m.len())
+                .filter(|&i| m.features(i).iter().skip(d).any(|&v| v != 0.0))
+                .count(),
             Features::SparseBinary {
                 offsets, indices, ..
             }
@@ -331,6 +355,7 @@ impl Dataset {
             .iter()
             .map(|n| self.names.iter().position(|m| m == n).unwrap_or(0))
             .collect();
+        self.in_memory();
         if let Features::Dense { x, d } = &mut self.features {
             let mut out = Vec::with_capacity(x.len());
             for row in x.chunks_exact(*d) {
@@ -345,7 +370,9 @@ impl Dataset {
     /// Widens (or narrows) the feature space to `d` columns: LIBSVM test files may name
     /// fewer features than the training file; features past `d` are dropped.
     pub fn with_dim(mut self, new_d: usize) -> Dataset {
+        self.in_memory();
         match &mut self.features {
+            Features::Mapped(_) => unreachable!("copied into memory above"),
             Features::Dense { x, d } => {
                 if *d != new_d {
                     let n = self.y.len();
@@ -406,6 +433,17 @@ impl Dataset {
         self
     }
 
+    /// A mapped design copied into memory (its intercept as a column of ones), for the
+    /// few operations that rewrite the rows; other features are left as they are.
+    fn in_memory(&mut self) {
+        if let Features::Mapped(m) = &self.features {
+            self.features = Features::Dense {
+                x: m.to_dense(),
+                d: m.dim(),
+            };
+        }
+    }
+
     /// [`Dataset::dense`], or an error saying the matrix is too large.
     pub fn dense_or_error(&self) -> Result<Vec<f32>, String> {
         self.dense().ok_or_else(|| {
@@ -422,6 +460,12 @@ impl Dataset {
     pub fn dense(&self) -> Option<Vec<f32>> {
         match &self.features {
             Features::Dense { x, .. } => Some(x.clone()),
+            Features::Mapped(m) => {
+                self.len()
+                    .checked_mul(m.dim())
+                    .filter(|&v| v <= MAX_DENSE_VALUES)?;
+                Some(m.to_dense())
+            }
             Features::SparseBinary {
                 offsets,
                 indices,

@@ -1,8 +1,10 @@
 //! NumPy `.npy` arrays (format versions 1–3): a 2-D design, its response one of its
 //! columns (`--target INDEX`, default the last) or a 1-D labels file of its own. Values
 //! of any real dtype NumPy writes (`f4`, `f8`, integers, `bool`, little- or big-endian)
-//! become f32. The file is read once, a block of rows at a time straight into the design,
-//! and hashed in the same pass.
+//! become f32. A little-endian f32 design in C order whose response, if it holds one, is
+//! its first or last column is read in place from a memory map ([`MappedDesign`]);
+//! others are read once, a block of rows at a time straight into the design. Either way
+//! the file is hashed in the same pass.
 
 use std::io::{Read, Seek, Write};
 use std::path::Path;
@@ -10,7 +12,7 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
-use super::{DataError, Dataset, Features};
+use super::{DataError, Dataset, Features, MappedDesign};
 
 /// Rows read at a time.
 const BLOCK_BYTES: usize = 8 << 20;
@@ -377,6 +379,35 @@ pub fn read_hashed(path: &Path, response: Response<'_>) -> Result<(Dataset, Stri
     if d == 0 {
         return Err(DataError::new(path, 0, "no feature columns"));
     }
+    let names = (0..cols)
+        .filter(|&j| Some(j) != t)
+        .map(|j| j.to_string())
+        .collect();
+    // Little-endian f32 in C order, the response (if any) first or last: read in place.
+    let native = a.h.dtype == Dtype::F32 && a.h.big == cfg!(target_endian = "big");
+    let a = if native && !a.h.fortran && t.is_none_or(|t| t == 0 || t == cols - 1) {
+        if let Some((m, y, sha)) = read_mapped(path, a, (rows, cols), t)? {
+            let y = match response {
+                Response::File(labels) => read_labels(labels, rows)?,
+                Response::Column(_) => y,
+            };
+            let features = Features::Mapped(m);
+            let lines = Vec::new();
+            return Ok((
+                Dataset {
+                    features,
+                    y,
+                    names,
+                    lines,
+                },
+                sha,
+            ));
+        }
+        // Values not aligned for f32 in the map: read into memory.
+        open(path)?
+    } else {
+        a
+    };
     rows.checked_mul(d)
         .filter(|&v| v <= super::MAX_DENSE_VALUES * 4)
         .ok_or_else(|| DataError::new(path, 0, format!("{rows} x {d} values are too many")))?;
@@ -388,10 +419,6 @@ pub fn read_hashed(path: &Path, response: Response<'_>) -> Result<(Dataset, Stri
     if let Response::File(labels) = response {
         y = read_labels(labels, rows)?;
     }
-    let names = (0..cols)
-        .filter(|&j| Some(j) != t)
-        .map(|j| j.to_string())
-        .collect();
     let data = Dataset {
         features: Features::Dense { x, d },
         y,
@@ -399,6 +426,42 @@ pub fn read_hashed(path: &Path, response: Response<'_>) -> Result<(Dataset, Stri
         lines: Vec::new(),
     };
     Ok((data, sha))
+}
+
+/// A little-endian f32 C-order design read in place ([`MappedDesign`]), its response
+/// column `t` (first or last, if any) copied out: the values checked finite beside the
+/// file's hash, each one pass over the map. `None` when the values are not aligned for
+/// f32 in the map.
+fn read_mapped(
+    path: &Path,
+    a: Opened,
+    (rows, cols): (usize, usize),
+    t: Option<usize>,
+) -> Result<Option<(MappedDesign, Vec<f32>, String)>, DataError> {
+    let io = |e: std::io::Error| DataError::new(path, 0, format!("cannot read: {e}"));
+    let Opened {
+        mut file,
+        mut hasher,
+        ..
+    } = a;
+    let start = file.stream_position().map_err(io)? as usize;
+    let (first, width) = ((t == Some(0)) as usize, cols - t.is_some() as usize);
+    let Some(m) = MappedDesign::map(path, &file, start, (rows, cols), (first, width))? else {
+        return Ok(None);
+    };
+    // `open` hashed the header; the values are hashed here.
+    let (bad, sha) = rayon::join(
+        || m.first_non_finite(),
+        || {
+            hasher.update(&m.file_bytes()[start..]);
+            super::registry::hex(&hasher.finalize())
+        },
+    );
+    if let Some((row, col, v)) = bad {
+        finite(path, v, row, col)?;
+    }
+    let y = t.map(|t| m.column(t)).unwrap_or_default();
+    Ok(Some((m, y, sha)))
 }
 
 /// A C-order design (`rows × cols`) read into the row-major design and, for `t`, the
@@ -613,20 +676,32 @@ mod tests {
         write_f32(&mut f, &values, 2, 3).unwrap();
         drop(f);
         assert_eq!(std::fs::metadata(&p).unwrap().len() % 4, 0);
+        // Little-endian f32 with the response last or first: read in place.
         let (d, sha) = read_hashed(&p, Response::Column(None)).unwrap();
-        assert_eq!(
-            d.features,
-            Features::Dense {
-                x: vec![1.5, 2.0, -3.0, 4.25],
-                d: 2
-            }
+        assert!(
+            matches!(d.features, Features::Mapped(_)),
+            "{:?}",
+            d.features
         );
+        assert_eq!(d.dense().unwrap(), vec![1.5, 2.0, -3.0, 4.25]);
         assert_eq!(d.y, vec![0.0, 1.0]);
         assert_eq!(d.names, vec!["0", "1"]);
         assert_eq!(sha, crate::data::registry::sha256_file(&p).unwrap());
         let (d, _) = read_hashed(&p, Response::Column(Some(0))).unwrap();
+        assert!(matches!(d.features, Features::Mapped(_)));
+        assert_eq!(d.dense().unwrap(), vec![2.0, 0.0, 4.25, 1.0]);
         assert_eq!(d.y, vec![1.5, -3.0]);
         assert_eq!(d.names, vec!["1", "2"]);
+        // The response in the middle: the design is read into memory.
+        let (d, sha_read) = read_hashed(&p, Response::Column(Some(1))).unwrap();
+        assert_eq!(
+            d.features,
+            Features::Dense {
+                x: vec![1.5, 0.0, -3.0, 1.0],
+                d: 2
+            }
+        );
+        assert_eq!((d.y, sha_read), (vec![2.0, 4.25], sha));
         // Labels of their own, as int64 (NumPy's default for 0/1 integers), big-endian
         // doubles for the design.
         let labels: Vec<u8> = [1i64, 0].iter().flat_map(|v| v.to_le_bytes()).collect();
@@ -664,13 +739,7 @@ mod tests {
         assert_eq!(write_dataset(&out, &data).unwrap(), (2, 4));
         let (back, _) = read_hashed(&out, Response::Column(None)).unwrap();
         assert_eq!(back.y, data.y);
-        assert_eq!(
-            back.features,
-            Features::Dense {
-                x: data.dense().unwrap(),
-                d: 3
-            }
-        );
+        assert_eq!((back.dim(), back.dense()), (3, data.dense()));
         assert!(!dir.path().join("c.npy.partial").exists());
     }
 
@@ -769,6 +838,10 @@ mod tests {
         let mut w = v.clone();
         w[30 * cols + 3] = f32::INFINITY;
         let p = fortran("inf.npy", "<f4", &f4(&column_major(&w)));
+        let e = read_hashed(&p, Response::Column(None)).unwrap_err();
+        assert!(e.what.contains("row 30, column 3"), "{e}");
+        // The same value in C order: found in the memory-mapped design.
+        let p = npy(dir.path(), "inf_c.npy", "<f4", "(37, 5)", &f4(&w));
         let e = read_hashed(&p, Response::Column(None)).unwrap_err();
         assert!(e.what.contains("row 30, column 3"), "{e}");
         let p = npy_ordered(dir.path(), "m.npy", ("<f4", "Maybe"), "(37, 5)", &f4(&v));

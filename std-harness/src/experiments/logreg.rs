@@ -34,7 +34,7 @@ fn sparse(d: &Dataset) -> Result<(&[usize], &[u32], usize), String> {
             indices,
             d,
         } => Ok((offsets, indices, *d)),
-        Features::Dense { .. } | Features::SparseValued { .. } => {
+        Features::Dense { .. } | Features::Mapped(_) | Features::SparseValued { .. } => {
             Err("a9a should be sparse binary".into())
         }
     }

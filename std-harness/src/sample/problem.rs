@@ -245,7 +245,7 @@ pub(crate) fn with_model<R>(
             };
             let x = match &problem.train.features {
                 Features::Dense { x, .. } => std::borrow::Cow::Borrowed(x),
-                Features::SparseBinary { .. } | Features::SparseValued { .. } => std::borrow::Cow::Owned(problem.train.dense().ok_or_else(|| {
+                Features::SparseBinary { .. } | Features::SparseValued { .. } | Features::Mapped(_) => std::borrow::Cow::Owned(problem.train.dense().ok_or_else(|| {
                     format!(
                         "linreg needs dense features: {} rows x {} features is more than {} values",
                         problem.train.len(),
@@ -295,6 +295,10 @@ fn glm<F: Family + Send + Sync, P: Prior + Copy + Send + Sync, R>(
             let rows = DenseRows::new(x, *d).map_err(err)?;
             Ok(f(&Glm::new(rows, y, family, prior).map_err(err)?))
         }
+        Features::Mapped(m) => {
+            let rows = m.rows().map_err(err)?;
+            Ok(f(&Glm::new(rows, y, family, prior).map_err(err)?))
+        }
         Features::SparseBinary {
             offsets,
             indices,
@@ -340,6 +344,10 @@ fn logistic<P: Prior + Copy + Send + Sync, R>(
     let y = &problem.y;
     match &problem.train.features {
         Features::Dense { x, d } => Ok(f(&LogisticDense::new(x, y, *d, prior).map_err(err)?)),
+        Features::Mapped(m) => {
+            let rows = m.rows().map_err(err)?;
+            Ok(f(&LogisticDense::from_rows(rows, y, prior).map_err(err)?))
+        }
         Features::SparseBinary {
             offsets,
             indices,
@@ -646,7 +654,7 @@ fn network_data(
     let d = train.dim();
     let fitted = match &train.features {
         Features::Dense { x, .. } => Scaling::fit(x, d, (!bernoulli).then_some(&y)),
-        Features::SparseBinary { .. } | Features::SparseValued { .. } => {
+        Features::SparseBinary { .. } | Features::SparseValued { .. } | Features::Mapped(_) => {
             unreachable!("made dense above")
         }
     };
