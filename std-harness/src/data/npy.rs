@@ -461,6 +461,8 @@ fn read_mapped(
         finite(path, v, row, col)?;
     }
     let y = t.map(|t| m.column(t)).unwrap_or_default();
+    // From here on the rows are read in mini-batches at random.
+    m.expect_random_reads();
     Ok(Some((m, y, sha)))
 }
 
