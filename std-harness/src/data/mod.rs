@@ -460,12 +460,8 @@ impl Dataset {
     pub fn dense(&self) -> Option<Vec<f32>> {
         match &self.features {
             Features::Dense { x, .. } => Some(x.clone()),
-            Features::Mapped(m) => {
-                self.len()
-                    .checked_mul(m.dim())
-                    .filter(|&v| v <= MAX_DENSE_VALUES)?;
-                Some(m.to_dense())
-            }
+            // A copy of values that were read as a design already, as for `Dense`.
+            Features::Mapped(m) => Some(m.to_dense()),
             Features::SparseBinary {
                 offsets,
                 indices,
