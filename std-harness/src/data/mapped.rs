@@ -138,17 +138,17 @@ impl MappedDesign {
         })
     }
 
+    /// Row `i` as a dense design holds it: its features, then a 1 when it has an
+    /// intercept.
+    pub fn dense_row(&self, i: usize) -> impl Iterator<Item = f32> + '_ {
+        let one = self.intercept.then_some(1.0);
+        self.features(i).iter().copied().chain(one)
+    }
+
     /// The design copied into memory, row-major, with a last column of ones when it has
     /// an intercept.
     pub fn to_dense(&self) -> Vec<f32> {
-        let mut x = Vec::with_capacity(self.rows * self.dim());
-        for i in 0..self.rows {
-            x.extend_from_slice(self.features(i));
-            if self.intercept {
-                x.push(1.0);
-            }
-        }
-        x
+        (0..self.rows).flat_map(|i| self.dense_row(i)).collect()
     }
 
     /// The first non-finite value in file order, as (row, column, value).

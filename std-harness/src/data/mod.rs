@@ -169,15 +169,7 @@ impl Dataset {
                 d: *d,
             },
             Features::Mapped(m) => Features::Dense {
-                x: rows
-                    .iter()
-                    .flat_map(|&i| {
-                        m.features(i)
-                            .iter()
-                            .copied()
-                            .chain(m.has_intercept().then_some(1.0))
-                    })
-                    .collect(),
+                x: rows.iter().flat_map(|&i| m.dense_row(i)).collect(),
                 d: m.dim(),
             },
             Features::SparseBinary {
@@ -635,5 +627,46 @@ mod tests {
             Some(vec![0u16, 65_535])
         );
         assert_eq!(narrow_indices::<u16>(&[65_536]), None);
+    }
+
+    /// A mapped design takes the bias without a copy, and is copied into memory (the
+    /// bias a column of ones) for a subset and for test columns put in another order.
+    #[test]
+    fn a_mapped_design_takes_the_bias_and_is_copied_for_rewrites() {
+        use super::{Features, npy};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("d.npy");
+        let mut f = std::fs::File::create(&path).unwrap();
+        // Three rows of two features and the response, last.
+        let values = [1.0f32, 2.0, 0.0, 3.0, 4.0, 1.0, 5.0, 6.0, 1.0];
+        npy::write_f32(&mut f, &values, 3, 3).unwrap();
+        drop(f);
+        let (data, _) = npy::read_hashed(&path, npy::Response::Column(None)).unwrap();
+        let data = data.with_bias();
+        assert!(matches!(&data.features, Features::Mapped(m) if m.has_intercept()));
+        assert_eq!(
+            (data.dim(), data.names.clone()),
+            (3, vec!["0".into(), "1".into(), "bias".into()])
+        );
+        let dense = vec![1.0, 2.0, 1.0, 3.0, 4.0, 1.0, 5.0, 6.0, 1.0];
+        assert_eq!(data.dense(), Some(dense));
+        let sub = data.subset(&[2, 0]);
+        assert_eq!(
+            sub.features,
+            Features::Dense {
+                x: vec![5.0, 6.0, 1.0, 1.0, 2.0, 1.0],
+                d: 3
+            }
+        );
+        assert_eq!(sub.y, vec![1.0, 0.0]);
+        let names: Vec<String> = ["bias", "1", "0"].map(String::from).to_vec();
+        let moved = data.match_columns(&names, &path).unwrap();
+        assert_eq!(
+            moved.features,
+            Features::Dense {
+                x: vec![1.0, 2.0, 1.0, 1.0, 4.0, 3.0, 1.0, 6.0, 5.0],
+                d: 3
+            }
+        );
     }
 }
