@@ -101,6 +101,11 @@ pub fn consistent(d: &sgld_harness::data::Dataset) {
             assert_eq!(x.len(), d.y.len() * dim);
             assert!(x.iter().all(|v| v.is_finite()));
         }
+        Features::Mapped(m) => {
+            assert_eq!(m.len(), d.y.len());
+            assert!((0..m.len()).all(|i| m.features(i).iter().all(|v| v.is_finite())));
+            assert!(m.rows().is_ok());
+        }
     }
 }
 
