@@ -17,16 +17,11 @@ fn margin(test: &Dataset, i: usize, beta: &[f32]) -> f64 {
             .zip(beta)
             .map(|(a, b)| *a as f64 * *b as f64)
             .sum(),
-        Features::Mapped(m) => {
-            let f = m.features(i);
-            let dot: f64 = f.iter().zip(beta).map(|(a, b)| *a as f64 * *b as f64).sum();
-            let b = if m.has_intercept() {
-                beta.get(f.len()).copied().unwrap_or(0.0)
-            } else {
-                0.0
-            };
-            dot + b as f64
-        }
+        Features::Mapped(m) => m
+            .dense_row(i)
+            .zip(beta)
+            .map(|(a, b)| a as f64 * *b as f64)
+            .sum(),
         Features::SparseBinary {
             offsets, indices, ..
         } => indices[offsets[i]..offsets[i + 1]]

@@ -81,11 +81,6 @@ impl MappedDesign {
         bytemuck::cast_slice(&self.map[self.start..end])
     }
 
-    /// The file's bytes from the header on (for its hash).
-    pub(crate) fn file_bytes(&self) -> &[u8] {
-        &self.map[..]
-    }
-
     /// Rows.
     pub fn len(&self) -> usize {
         self.rows

@@ -449,11 +449,11 @@ fn read_mapped(
     let Some(m) = MappedDesign::map(path, &file, start, (rows, cols), (first, width))? else {
         return Ok(None);
     };
-    // `open` hashed the header; the values are hashed here.
+    // `open` hashed the header; the values, which end the file, are hashed here.
     let (bad, sha) = rayon::join(
         || m.first_non_finite(),
         || {
-            hasher.update(&m.file_bytes()[start..]);
+            hasher.update(bytemuck::cast_slice::<f32, u8>(m.values()));
             super::registry::hex(&hasher.finalize())
         },
     );
