@@ -139,6 +139,15 @@ fn the_values_between_rows_are_neither_read_nor_checked() {
         DenseRows::strided(&records, d, d + 1, 0),
         Err(Error::NonFinite { .. })
     ));
+    // Values a loader checked already are not read again: the layout alone is checked,
+    // and a NaN left in gives a non-finite gradient, not a panic.
+    let trusted = DenseRows::strided_prechecked(&records, d, d + 1, 0).unwrap();
+    assert_eq!(trusted.len(), n);
+    assert!(DenseRows::strided_prechecked(&records, d + 2, d + 1, 0).is_err());
+    let m = LogisticDense::from_rows(trusted, &y, Gaussian::new(1.0).unwrap()).unwrap();
+    let mut g = vec![0.0f32; d];
+    m.add_log_lik_grad(&theta[..d], &[2], &mut g);
+    assert!(g.iter().any(|v| !v.is_finite()));
 }
 
 #[test]

@@ -238,6 +238,24 @@ impl<'a> DenseRows<'a> {
         stride: usize,
         offset: usize,
     ) -> Result<Self, Error> {
+        let rows = Self::strided_prechecked(x, width, stride, offset)?;
+        for i in 0..rows.len {
+            crate::error::check_finite("x", rows.row(i))?;
+        }
+        Ok(rows)
+    }
+
+    /// [`strided`](Self::strided) for values a caller has checked finite already (a
+    /// loader that names a bad value's row and column): the layout is checked, the
+    /// values are not read, so a design is not read twice before the first step. A
+    /// non-finite value left in gives non-finite gradients, which the samplers report;
+    /// it cannot make a model panic.
+    pub fn strided_prechecked(
+        x: &'a [f32],
+        width: usize,
+        stride: usize,
+        offset: usize,
+    ) -> Result<Self, Error> {
         if width == 0 {
             return Err(Error::Empty {
                 what: "feature dimension",
@@ -256,18 +274,14 @@ impl<'a> DenseRows<'a> {
             Some(rest) => rest / stride + 1,
             None => 0,
         };
-        let rows = Self {
+        Ok(Self {
             x,
             width,
             stride,
             offset,
             len,
             intercept: false,
-        };
-        for i in 0..len {
-            crate::error::check_finite("x", rows.row(i))?;
-        }
-        Ok(rows)
+        })
     }
 
     /// The same rows with an intercept: one more parameter, the last, which adds to every

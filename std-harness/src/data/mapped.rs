@@ -14,7 +14,8 @@ use sgld::models::DenseRows;
 use super::DataError;
 
 /// Little-endian f32 values of `rows` records of `cols` each, at byte `start` of a mapped
-/// file; a row is the `width` values from column `first` of its record.
+/// file; a row is the `width` values from column `first` of its record. The `.npy` loader,
+/// which makes them, checks every value finite.
 #[derive(Clone)]
 pub struct MappedDesign {
     map: Arc<memmap2::Mmap>,
@@ -123,9 +124,11 @@ impl MappedDesign {
             .collect()
     }
 
-    /// The rows as a model reads them in place (their finiteness checked).
+    /// The rows as a model reads them in place. Their values are not read again: the
+    /// loader checked them finite, naming a bad one's row and column.
     pub fn rows(&self) -> Result<DenseRows<'_>, sgld::Error> {
-        let rows = DenseRows::strided(self.values(), self.width, self.cols, self.first)?;
+        let (x, width) = (self.values(), self.width);
+        let rows = DenseRows::strided_prechecked(x, width, self.cols, self.first)?;
         Ok(if self.intercept {
             rows.with_intercept()
         } else {
