@@ -24,23 +24,23 @@ use super::seeds::Stream;
 /// binds only where the curvature outgrows the metric).
 pub const BIAS_ACCEPTANCE: f64 = 0.9;
 
-/// Halvings of the step the bias check may make.
+/// The bias check shrinks the step to `2^-MAX_BIAS_HALVINGS` of the warm-up's at most.
 pub const MAX_BIAS_HALVINGS: u32 = 6;
 
 /// The step of [`bounded_step`] and what to say about it.
 pub struct Bounded {
-    /// The step, halved until the test passed or [`MAX_BIAS_HALVINGS`] times.
+    /// The step, shrunk until the test passed or to its floor.
     pub eps: f64,
     /// The mean acceptance at that step.
     pub acceptance: f64,
-    /// A note for the table when the step was halved.
+    /// A note for the table when the step was shrunk.
     pub note: Option<String>,
-    /// A warning when the test still failed at the last halving.
+    /// A warning when the test still failed at the floor.
     pub warning: Option<String>,
 }
 
-/// Halves `eps` until [`acceptance`] at `points` reaches [`BIAS_ACCEPTANCE`], at most
-/// [`MAX_BIAS_HALVINGS`] times.
+/// Shrinks `eps` until [`acceptance`] at `points` reaches [`BIAS_ACCEPTANCE`], each time
+/// by [`shrink_factor`], down to `2^-MAX_BIAS_HALVINGS` of it.
 pub fn bounded_step(
     model: &dyn ModelSync,
     metric: &MetricStore,
@@ -48,10 +48,11 @@ pub fn bounded_step(
     points: &[Vec<f32>],
     cfg: &SampleOptions,
 ) -> Result<Bounded, String> {
-    let mut halvings = 0;
+    let floor = eps / f64::from(1u32 << MAX_BIAS_HALVINGS);
+    let mut shrinks = 0;
     loop {
         let a = acceptance(model, metric, eps, points, cfg)?;
-        let warning = (a < BIAS_ACCEPTANCE && halvings == MAX_BIAS_HALVINGS).then(|| {
+        let warning = (a < BIAS_ACCEPTANCE && eps <= floor).then(|| {
             format!(
                 "the step {eps:.3e} is still too coarse for this posterior's curvature: a full-data Metropolis test would accept {:.0}% of its moves (wanted {:.0}%), so the draws carry a discretisation bias; give --batch N (the whole data set makes the run exact) or a smaller --step-size",
                 100.0 * a,
@@ -59,9 +60,9 @@ pub fn bounded_step(
             )
         });
         if a >= BIAS_ACCEPTANCE || warning.is_some() {
-            let note = (halvings > 0).then(|| {
+            let note = (shrinks > 0).then(|| {
                 format!(
-                    "warm-up: the step halved {halvings} times to {eps:.3e} for a full-data Metropolis acceptance of {a:.2} (discretisation bias bounded)"
+                    "warm-up: the step shrank {shrinks} times to {eps:.3e} for a full-data Metropolis acceptance of {a:.2} (discretisation bias bounded)"
                 )
             });
             return Ok(Bounded {
@@ -71,9 +72,25 @@ pub fn bounded_step(
                 warning,
             });
         }
-        eps *= 0.5;
-        halvings += 1;
+        eps = (eps * shrink_factor(a)).max(floor);
+        shrinks += 1;
     }
+}
+
+/// What a step whose proposal is accepted with probability `a` is multiplied by: a
+/// Langevin proposal's rejection grows as `ε^{3/2}` for small steps (Roberts & Rosenthal
+/// 1998, MALA's `1 − a ∝ ℓ³` with `ε = ℓ²`), so the factor aims the rejection at 3/4 of
+/// the allowed `1 − BIAS_ACCEPTANCE`, a margin for the test's Monte Carlo error; at
+/// least 1/2 (a step far too coarse is halved, as the expansion no longer holds) and
+/// below 0.83 whenever the test failed (1/2 for a NaN).
+pub fn shrink_factor(a: f64) -> f64 {
+    if a.is_nan() {
+        return 0.5;
+    }
+    let wanted = 0.75 * (1.0 - BIAS_ACCEPTANCE);
+    (wanted / (1.0 - a).max(f64::MIN_POSITIVE))
+        .powf(2.0 / 3.0)
+        .clamp(0.5, 0.9)
 }
 
 /// Rows the full data is stood for by, at most.
@@ -180,6 +197,19 @@ pub fn acceptance(
 mod tests {
     use super::*;
     use sgld::models::{Gaussian, LogisticDense};
+
+    /// A step that just fails is shrunk by a little, one that fails by far is halved;
+    /// the factor aims the rejection, growing as ε^{3/2}, below the allowed 10%.
+    #[test]
+    fn the_step_shrinks_by_what_the_acceptance_asks() {
+        let near = shrink_factor(0.89);
+        assert!((0.7..0.83).contains(&near), "{near}");
+        let rejection = (1.0 - 0.89) * near.powf(1.5);
+        assert!(rejection < 1.0 - BIAS_ACCEPTANCE, "{rejection}");
+        assert_eq!(shrink_factor(0.3), 0.5);
+        assert_eq!(shrink_factor(f64::NAN), 0.5);
+        assert!(shrink_factor(0.0) == 0.5 && shrink_factor(0.8999) < 0.83);
+    }
 
     /// On a Gaussian target whitened by its metric, 0.1 is accepted almost always; a
     /// metric four times too wide in every direction makes the same step outrun the
