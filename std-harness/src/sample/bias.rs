@@ -24,7 +24,11 @@ use super::seeds::Stream;
 /// binds only where the curvature outgrows the metric).
 pub const BIAS_ACCEPTANCE: f64 = 0.9;
 
-/// The bias check shrinks the step to `2^-MAX_BIAS_HALVINGS` of the warm-up's at most.
+/// The least fraction of the warm-up's step the bias check shrinks it to.
+pub const MIN_STEP_FRACTION: f64 = 1.0 / 64.0;
+
+/// The halvings the bias check made at most when it halved the step.
+#[deprecated(note = "the step shrinks by what the acceptance asks, to MIN_STEP_FRACTION of it")]
 pub const MAX_BIAS_HALVINGS: u32 = 6;
 
 /// The step of [`bounded_step`] and what to say about it.
@@ -40,7 +44,8 @@ pub struct Bounded {
 }
 
 /// Shrinks `eps` until [`acceptance`] at `points` reaches [`BIAS_ACCEPTANCE`], each time
-/// by [`shrink_factor`], down to `2^-MAX_BIAS_HALVINGS` of it.
+/// by what its acceptance asks (the rejection grows as `ε^{3/2}`), down to
+/// [`MIN_STEP_FRACTION`] of it.
 pub fn bounded_step(
     model: &dyn ModelSync,
     metric: &MetricStore,
@@ -48,7 +53,7 @@ pub fn bounded_step(
     points: &[Vec<f32>],
     cfg: &SampleOptions,
 ) -> Result<Bounded, String> {
-    let floor = eps / f64::from(1u32 << MAX_BIAS_HALVINGS);
+    let floor = eps * MIN_STEP_FRACTION;
     let mut shrinks = 0;
     loop {
         let a = acceptance(model, metric, eps, points, cfg)?;
@@ -83,7 +88,7 @@ pub fn bounded_step(
 /// the allowed `1 − BIAS_ACCEPTANCE`, a margin for the test's Monte Carlo error; at
 /// least 1/2 (a step far too coarse is halved, as the expansion no longer holds) and
 /// below 0.83 whenever the test failed (1/2 for a NaN).
-pub fn shrink_factor(a: f64) -> f64 {
+fn shrink_factor(a: f64) -> f64 {
     if a.is_nan() {
         return 0.5;
     }
