@@ -66,8 +66,12 @@ pub fn bounded_step(
         });
         if a >= BIAS_ACCEPTANCE || warning.is_some() {
             let note = (shrinks > 0).then(|| {
+                let times = match shrinks {
+                    1 => "once".to_string(),
+                    k => format!("{k} times"),
+                };
                 format!(
-                    "warm-up: the step shrank {shrinks} times to {eps:.3e} for a full-data Metropolis acceptance of {a:.2} (discretisation bias bounded)"
+                    "warm-up: the step shrank {times} to {eps:.3e} for a full-data Metropolis acceptance of {a:.2} (discretisation bias bounded)"
                 )
             });
             return Ok(Bounded {
