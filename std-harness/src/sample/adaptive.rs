@@ -26,7 +26,7 @@ use super::problem::ModelSync;
 use super::progress::Bars;
 use super::samplers::{self, Advance, Inputs};
 use super::seeds::Stream;
-use super::warmup::{self, Laplace, MAX_WHITE_STEP, WarmupSummary};
+use super::warmup::{self, Laplace, WarmupSummary};
 use crate::spec::{BurnIn, Thin};
 
 /// The step is set for α at this fraction of `--alpha`, so that α at any one state stays
@@ -108,7 +108,7 @@ pub fn run(
     bars.stage("warm-up: rounds of SGLD until the chains agree");
     let started = Instant::now();
     let mut w = warm_up(&ula, lap, starts, first_eps)?;
-    let bias_acceptance = end_warmup(&ula, &mut w)?;
+    let bias_acceptance = end_warmup(&ula, &mut w, mode)?;
     for c in w.chains.iter_mut() {
         c.clear_draws()?;
     }
@@ -188,7 +188,8 @@ fn measure(
         Shape::Laplace(_) => Some(HMC_WORTH),
         Shape::Kinked => None,
     };
-    let choice = choose(cfg, n, plain, cv, worth);
+    let max_step = warmup::max_white_step(n, &lap.metric, shape != Shape::Kinked);
+    let choice = choose(cfg, n, plain, cv, worth, max_step);
     Ok((Noise { rows, plain, cv }, choice))
 }
 
@@ -257,11 +258,21 @@ impl Ula<'_> {
     /// The step for noise `λ` (eq. 10 at α = half of `--alpha`), or the largest whitened
     /// step where the whole data set is taken.
     fn step(&self, lambda: f64) -> f64 {
+        let Choice {
+            batch, max_step, ..
+        } = self.choice;
         if self.choice.full {
-            return MAX_WHITE_STEP;
+            return max_step;
         }
-        let (cfg, batch, n) = (self.cfg, self.choice.batch, self.model.len());
-        warmup::step_for(lambda, ALPHA_MARGIN * cfg.alpha, batch, n, cfg.temperature)
+        let (cfg, n) = (self.cfg, self.model.len());
+        warmup::step_for(
+            lambda,
+            ALPHA_MARGIN * cfg.alpha,
+            batch,
+            n,
+            cfg.temperature,
+            max_step,
+        )
     }
 
     /// `--thin`, or about eight draws per autocorrelation time (≈ 4/ε steps in the
@@ -504,8 +515,9 @@ fn check_metric(
 
 /// The warm-up's end: a warning where the chains did not agree; then the discretisation
 /// bias, the step shrunk until its proposal would pass a full-data Metropolis test (not
-/// where the whole data set is taken); that test's acceptance.
-fn end_warmup(ula: &Ula<'_>, w: &mut Warm) -> Result<Option<f64>, String> {
+/// where the whole data set is taken; on large data its stand-in around `mode`); that
+/// test's acceptance.
+fn end_warmup(ula: &Ula<'_>, w: &mut Warm, mode: &[f32]) -> Result<Option<f64>, String> {
     let cfg = ula.cfg;
     if matches!(cfg.burn_in, BurnIn::Auto) && !w.converged && !failed(&w.chains) {
         w.warnings.push(format!(
@@ -517,7 +529,7 @@ fn end_warmup(ula: &Ula<'_>, w: &mut Warm) -> Result<Option<f64>, String> {
         return Ok(None);
     }
     let points: Vec<Vec<f32>> = w.chains.iter().map(|c| c.theta.clone()).collect();
-    let checked = bias::bounded_step(ula.model, &w.metric, w.eps, &points, cfg)?;
+    let checked = bias::bounded_step(ula.model, &w.metric, w.eps, &points, mode, cfg)?;
     w.eps = checked.eps;
     w.notes.extend(checked.note);
     w.warnings.extend(checked.warning);
@@ -599,11 +611,13 @@ struct Choice {
     batch: usize,
     cv: bool,
     full: bool,
+    /// The largest whitened step ([`warmup::max_white_step`]).
+    max_step: f64,
 }
 
 /// Picks the estimator and, for `--batch auto`, the batch. While α limits the step,
 /// `ε ∝ n` and the gradients per unit of ε are the same for every batch, so the best
-/// batch is the smallest whose step reaches [`MAX_WHITE_STEP`]:
+/// batch is the smallest whose step reaches `max_step` ([`warmup::max_white_step`]):
 /// `n* = ε_max N² λ / (4ατ)` (eq. 10). Control variates cost two gradients a row; the
 /// whole data set (rows taken once each: no noise at all) costs `N` and, where it is
 /// sampled exactly, wins up to `worth` ([`EXACT_WORTH`], [`HMC_WORTH`]) times the cost of
@@ -615,9 +629,10 @@ fn choose(
     lam_plain: f64,
     lam_cv: f64,
     worth: Option<f64>,
+    max_step: f64,
 ) -> Choice {
     let alpha = ALPHA_MARGIN * cfg.alpha;
-    let step = |lam: f64, b: usize| warmup::step_for(lam, alpha, b, n, cfg.temperature);
+    let step = |lam: f64, b: usize| warmup::step_for(lam, alpha, b, n, cfg.temperature, max_step);
     if let Some(b) = cfg.batch {
         // Control variates pay when they allow a step more than twice as large.
         let cv = cfg.cv || 2.0 / step(lam_cv, b) < 1.0 / step(lam_plain, b);
@@ -625,12 +640,13 @@ fn choose(
             batch: b,
             cv,
             full: false,
+            max_step,
         };
     }
     let nd = n as f64;
     let need = |lam: f64| {
         // α at the largest step with a batch of one, over the target: the rows needed.
-        let rows = (warmup::alpha_at(MAX_WHITE_STEP, lam, 1, n, cfg.temperature) / alpha).ceil();
+        let rows = (warmup::alpha_at(max_step, lam, 1, n, cfg.temperature) / alpha).ceil();
         if rows.is_finite() {
             rows.max(MIN_BATCH as f64).min(usize::MAX as f64) as usize
         } else {
@@ -651,6 +667,7 @@ fn choose(
             batch: n_cv,
             cv: true,
             full: false,
+            max_step,
         }
     } else if worth.is_some_and(|w| n <= EXACT_ROWS || c_full <= w * c_plain.min(c_cv))
         || c_full <= 2.0 * c_plain.min(c_cv)
@@ -661,18 +678,21 @@ fn choose(
             batch: n,
             cv: false,
             full: true,
+            max_step,
         }
     } else if c_cv < c_plain {
         Choice {
             batch: n_cv,
             cv: true,
             full: false,
+            max_step,
         }
     } else {
         Choice {
             batch: n_plain,
             cv: false,
             full: false,
+            max_step,
         }
     }
 }
@@ -694,27 +714,55 @@ mod tests {
         let c = cfg();
         let n = 1_000_000;
         // 0.1 · 10¹² · 10⁻⁹ / 4 / 0.05 = 500 rows plain; 5 → 10 with control variates.
-        let pick = choose(&c, n, 1e-9, 1e-11, Some(EXACT_WORTH));
+        let pick = choose(
+            &c,
+            n,
+            1e-9,
+            1e-11,
+            Some(EXACT_WORTH),
+            warmup::MAX_WHITE_STEP,
+        );
         assert_eq!((pick.batch, pick.cv, pick.full), (10, true, false));
         // Noise so small that both need the minimum: plain, at half the cost.
-        let pick = choose(&c, n, 1e-12, 1e-14, Some(EXACT_WORTH));
+        let pick = choose(
+            &c,
+            n,
+            1e-12,
+            1e-14,
+            Some(EXACT_WORTH),
+            warmup::MAX_WHITE_STEP,
+        );
         assert_eq!((pick.batch, pick.cv, pick.full), (MIN_BATCH, false, false));
         // At temperature 2 the injected noise doubles: half the rows.
         let hot = SampleOptions {
             temperature: 2.0,
             ..cfg()
         };
-        let pick = choose(&hot, n, 1e-9, 1.0, None);
+        let pick = choose(&hot, n, 1e-9, 1.0, None, warmup::MAX_WHITE_STEP);
         assert_eq!((pick.batch, pick.cv), (250, false));
         // No batch under N rows does: the whole data set, even for a kinked target.
-        let pick = choose(&c, n, 1.0, 1.0, None);
+        let pick = choose(&c, n, 1.0, 1.0, None, warmup::MAX_WHITE_STEP);
         assert_eq!((pick.batch, pick.full), (n, true));
         // Small and smooth: exact.
-        let pick = choose(&c, 5_000, 1e-3, 1e-3, Some(EXACT_WORTH));
+        let pick = choose(
+            &c,
+            5_000,
+            1e-3,
+            1e-3,
+            Some(EXACT_WORTH),
+            warmup::MAX_WHITE_STEP,
+        );
         assert_eq!((pick.batch, pick.full), (5_000, true));
         // --cv is honoured where its batch fits.
         let cv = SampleOptions { cv: true, ..cfg() };
-        let pick = choose(&cv, n, 1e-12, 1e-9, Some(EXACT_WORTH));
+        let pick = choose(
+            &cv,
+            n,
+            1e-12,
+            1e-9,
+            Some(EXACT_WORTH),
+            warmup::MAX_WHITE_STEP,
+        );
         assert_eq!((pick.batch, pick.cv, pick.full), (500, true, false));
     }
 
@@ -727,9 +775,19 @@ mod tests {
             ..cfg()
         };
         // Both steps at the largest whitened step: plain.
-        assert!(!choose(&given, 1_000_000, 1e-15, 1e-16, None).cv);
+        assert!(
+            !choose(
+                &given,
+                1_000_000,
+                1e-15,
+                1e-16,
+                None,
+                warmup::MAX_WHITE_STEP
+            )
+            .cv
+        );
         // The plain step far below it, the control variates' at it: control variates.
-        let pick = choose(&given, 1_000_000, 1e-6, 1e-15, None);
+        let pick = choose(&given, 1_000_000, 1e-6, 1e-15, None, warmup::MAX_WHITE_STEP);
         assert_eq!((pick.batch, pick.cv, pick.full), (100, true, false));
     }
 
@@ -738,11 +796,21 @@ mod tests {
     #[test]
     fn the_step_puts_alpha_at_half_the_target() {
         let (n, batch, lambda) = (100_000, 50, 2e-7);
-        let eps = warmup::step_for(lambda, ALPHA_MARGIN * 0.1, batch, n, 1.0);
+        let eps = warmup::step_for(
+            lambda,
+            ALPHA_MARGIN * 0.1,
+            batch,
+            n,
+            1.0,
+            warmup::MAX_WHITE_STEP,
+        );
         let alpha = warmup::alpha_at(eps, lambda, batch, n, 1.0);
         assert!((alpha - 0.05).abs() < 1e-12, "{alpha}");
-        assert_eq!(warmup::step_for(1e-30, 0.05, batch, n, 1.0), MAX_WHITE_STEP);
-        let hot = warmup::step_for(lambda, 0.05, batch, n, 2.0);
+        assert_eq!(
+            warmup::step_for(1e-30, 0.05, batch, n, 1.0, warmup::MAX_WHITE_STEP),
+            warmup::MAX_WHITE_STEP
+        );
+        let hot = warmup::step_for(lambda, 0.05, batch, n, 2.0, warmup::MAX_WHITE_STEP);
         assert!((hot / eps - 2.0).abs() < 1e-12);
     }
 }
