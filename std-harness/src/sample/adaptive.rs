@@ -108,7 +108,7 @@ pub fn run(
     bars.stage("warm-up: rounds of SGLD until the chains agree");
     let started = Instant::now();
     let mut w = warm_up(&ula, lap, starts, first_eps)?;
-    let bias_acceptance = end_warmup(&ula, &mut w, mode)?;
+    let bias_acceptance = end_warmup(&ula, &mut w, mode, estimator.centre_grad())?;
     for c in w.chains.iter_mut() {
         c.clear_draws()?;
     }
@@ -515,9 +515,15 @@ fn check_metric(
 
 /// The warm-up's end: a warning where the chains did not agree; then the discretisation
 /// bias, the step shrunk until its proposal would pass a full-data Metropolis test (not
-/// where the whole data set is taken; on large data its stand-in around `mode`); that
-/// test's acceptance.
-fn end_warmup(ula: &Ula<'_>, w: &mut Warm, mode: &[f32]) -> Result<Option<f64>, String> {
+/// where the whole data set is taken; on large data its stand-in around `mode`, where
+/// the full data's log-likelihood gradient is `full_grad` when known); that test's
+/// acceptance.
+fn end_warmup(
+    ula: &Ula<'_>,
+    w: &mut Warm,
+    mode: &[f32],
+    full_grad: Option<&[f32]>,
+) -> Result<Option<f64>, String> {
     let cfg = ula.cfg;
     if matches!(cfg.burn_in, BurnIn::Auto) && !w.converged && !failed(&w.chains) {
         w.warnings.push(format!(
@@ -529,7 +535,7 @@ fn end_warmup(ula: &Ula<'_>, w: &mut Warm, mode: &[f32]) -> Result<Option<f64>, 
         return Ok(None);
     }
     let points: Vec<Vec<f32>> = w.chains.iter().map(|c| c.theta.clone()).collect();
-    let checked = bias::bounded_step(ula.model, &w.metric, w.eps, &points, mode, cfg)?;
+    let checked = bias::bounded_step(ula.model, &w.metric, w.eps, &points, mode, full_grad, cfg)?;
     w.eps = checked.eps;
     w.notes.extend(checked.note);
     w.warnings.extend(checked.warning);

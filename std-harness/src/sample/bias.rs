@@ -47,16 +47,19 @@ pub struct Bounded {
 
 /// Shrinks `eps` until [`acceptance`] at `points` reaches [`BIAS_ACCEPTANCE`], each time
 /// by what its acceptance asks (the rejection grows as `ε^{3/2}`), down to
-/// [`MIN_STEP_FRACTION`] of it.
+/// [`MIN_STEP_FRACTION`] of it. Above [`MAX_ROWS`] rows the test stands on rows
+/// corrected to the full data's expansion at `centre`, whose full-data log-likelihood
+/// gradient `full_grad` is (computed when `None`).
 pub fn bounded_step(
     model: &dyn ModelSync,
     metric: &MetricStore,
     mut eps: f64,
     points: &[Vec<f32>],
     centre: &[f32],
+    full_grad: Option<&[f32]>,
     cfg: &SampleOptions,
 ) -> Result<Bounded, String> {
-    let surrogate = stand_in(model, centre)?;
+    let surrogate = stand_in(model, centre, full_grad)?;
     let whole = surrogate.as_ref().map_or(model, |s| s as &dyn ModelSync);
     let floor = eps * MIN_STEP_FRACTION;
     let mut shrinks = 0;
@@ -114,50 +117,60 @@ pub const MAX_ROWS: usize = 4096;
 pub const PROPOSALS: usize = 16;
 
 /// `m` evenly spaced rows standing for the full data near a centre `θ̂` (the mode): the
-/// full data's log likelihood and gradient at `θ̂`, plus `N/m` times the rows' departures
-/// from their own first-order expansion there (the difference estimator of Quiroz,
-/// Kohn, Villani & Tran 2019, eq. 9):
-/// `ℓ̃(θ) = ℓ(θ̂) + ∇ℓ(θ̂)·Δ + (N/m)·Σ_S [ℓᵢ(θ) − ℓᵢ(θ̂) − ∇ℓᵢ(θ̂)·Δ]`, `Δ = θ − θ̂`.
-/// Its curvature is the rows' scaled, and it is the full data's at `θ̂` to first order;
-/// the scaled rows alone would centre their posterior `O(√(N/m))` posterior sds away
-/// from the one the chains sample, and the test would measure the proposal there.
+/// full data's log likelihood relative to `θ̂`, estimated by its gradient there plus
+/// `N/m` times the rows' departures from their own first-order expansion (the
+/// difference estimator of Quiroz, Kohn, Villani & Tran 2019, eq. 9):
+/// `ℓ̃(θ) = ∇ℓ(θ̂)·Δ + (N/m)·Σ_S [ℓᵢ(θ) − ℓᵢ(θ̂) − ∇ℓᵢ(θ̂)·Δ]`, `Δ = θ − θ̂`, which
+/// stands for `ℓ(θ) − ℓ(θ̂)` (a constant of the log density does not change a
+/// Metropolis test). Its curvature is the rows' scaled, and its gradient at `θ̂` the
+/// full data's; the scaled rows alone would centre their posterior `O(√(N/m))`
+/// posterior sds away from the one the chains sample, and the test would measure the
+/// proposal there.
 struct Surrogate<'a> {
     model: &'a dyn ModelSync,
     rows: Vec<usize>,
     scale: f64,
     centre: Vec<f32>,
-    /// `ℓ(θ̂) − (N/m)·Σ_S ℓᵢ(θ̂)`.
+    /// `−(N/m)·Σ_S ℓᵢ(θ̂)`.
     offset: f64,
     /// `∇ℓ(θ̂) − (N/m)·Σ_S ∇ℓᵢ(θ̂)`.
     slope: Vec<f64>,
 }
 
 impl<'a> Surrogate<'a> {
-    /// One pass over the full data at `centre`, one over the `m` rows.
-    fn new(model: &'a dyn ModelSync, m: usize, centre: &[f32]) -> Self {
+    /// The surrogate around `centre`, given the full data's log-likelihood gradient there
+    /// (the control variates' `centre_grad`) or computing it (one pass over the data).
+    fn new(model: &'a dyn ModelSync, m: usize, centre: &[f32], full_grad: Option<&[f32]>) -> Self {
         let (n, d) = (model.len(), model.dim());
         let m = m.clamp(1, n.max(1));
         let rows: Vec<usize> = (0..m).map(|k| k * n / m).collect();
         let scale = n as f64 / m as f64;
-        let (full, full_grad) =
-            super::mode::value_and_grad_on(model, centre, &super::mode::Rows::all(n));
-        let mut prior_grad = vec![0.0f32; d];
-        model.add_log_prior_grad(centre, &mut prior_grad);
+        let full_grad: Vec<f64> = match full_grad {
+            Some(g) if g.len() == d => g.iter().map(|&v| v as f64).collect(),
+            _ => {
+                let mut prior = vec![0.0f32; d];
+                model.add_log_prior_grad(centre, &mut prior);
+                let posterior = super::mode::grad_log_posterior(model, centre);
+                posterior
+                    .iter()
+                    .zip(&prior)
+                    .map(|(&g, &p)| g - p as f64)
+                    .collect()
+            }
+        };
         let mut rows_grad = vec![0.0f32; d];
         let rows_value = model.add_log_lik_grad_and_value(centre, &rows, &mut rows_grad);
-        let offset = full - model.log_prior(centre) - scale * rows_value;
         let slope = full_grad
             .iter()
-            .zip(&prior_grad)
             .zip(&rows_grad)
-            .map(|((&g, &p), &r)| g - p as f64 - scale * r as f64)
+            .map(|(&g, &r)| g - scale * r as f64)
             .collect();
         Self {
             model,
             rows,
             scale,
             centre: centre.to_vec(),
-            offset,
+            offset: -scale * rows_value,
             slope,
         }
     }
@@ -237,13 +250,17 @@ pub fn acceptance(
     centre: &[f32],
     cfg: &SampleOptions,
 ) -> Result<f64, String> {
-    let surrogate = stand_in(model, centre)?;
+    let surrogate = stand_in(model, centre, None)?;
     let whole = surrogate.as_ref().map_or(model, |s| s as &dyn ModelSync);
     acceptance_on(whole, metric, eps, points, cfg)
 }
 
 /// The surrogate the test runs on above [`MAX_ROWS`] rows (`None`: the full data).
-fn stand_in<'a>(model: &'a dyn ModelSync, centre: &[f32]) -> Result<Option<Surrogate<'a>>, String> {
+fn stand_in<'a>(
+    model: &'a dyn ModelSync,
+    centre: &[f32],
+    full_grad: Option<&[f32]>,
+) -> Result<Option<Surrogate<'a>>, String> {
     if centre.len() != model.dim() {
         return Err(format!(
             "the bias check's centre has {} values for {} parameters",
@@ -251,7 +268,7 @@ fn stand_in<'a>(model: &'a dyn ModelSync, centre: &[f32]) -> Result<Option<Surro
             model.dim()
         ));
     }
-    Ok((model.len() > MAX_ROWS).then(|| Surrogate::new(model, MAX_ROWS, centre)))
+    Ok((model.len() > MAX_ROWS).then(|| Surrogate::new(model, MAX_ROWS, centre, full_grad)))
 }
 
 /// [`acceptance`] on `whole`, the model the test stands on.
@@ -370,11 +387,11 @@ mod tests {
         assert!(mean < BIAS_ACCEPTANCE, "{mean}");
     }
 
-    /// The surrogate is the full data's log likelihood and gradient at its centre, and
+    /// The surrogate is 0 at its centre with the full data's gradient there, and
     /// elsewhere the full data's expansion there plus `N/m` times its rows' departures
     /// from theirs; chunks of its rows add up to the whole.
     #[test]
-    fn the_surrogate_is_the_full_data_at_its_centre_and_its_expansion_beyond() {
+    fn the_surrogate_is_the_full_data_s_expansion_plus_the_rows_departures() {
         let n = 10;
         let x: Vec<f32> = (0..2 * n).map(|i| (i % 7) as f32 * 0.3 - 1.0).collect();
         let y: Vec<f32> = (0..n)
@@ -382,7 +399,7 @@ mod tests {
             .collect();
         let m = LogisticDense::new(&x, &y, 2, Gaussian::new(1.0).unwrap()).unwrap();
         let centre = [0.1f32, -0.05];
-        let s = Surrogate::new(&m, 5, &centre);
+        let s = Surrogate::new(&m, 5, &centre, None);
         assert_eq!(s.rows, vec![0, 2, 4, 6, 8]);
         let (all, sub, every): (Vec<usize>, _, _) =
             ((0..n).collect(), [0, 2, 4, 6, 8], [0, 1, 2, 3, 4]);
@@ -393,8 +410,8 @@ mod tests {
         };
         let close = |a: f64, b: f64| (a - b).abs() <= 1e-5 * (1.0 + b.abs());
         let (v, g) = value_grad(&s, &centre, &every);
-        let (full, full_grad) = value_grad(&m, &centre, &all);
-        assert!(close(v, full), "{v} {full}");
+        let (_, full_grad) = value_grad(&m, &centre, &all);
+        assert!(v.abs() < 1e-9, "{v}");
         assert!(
             g.iter().zip(&full_grad).all(|(&a, &b)| close(a, b)),
             "{g:?} {full_grad:?}"
@@ -405,7 +422,7 @@ mod tests {
         let (rows_at, rows_grad_at) = value_grad(&m, &theta, &sub);
         let (rows_c, rows_grad_c) = value_grad(&m, &centre, &sub);
         let dot = |g: [f64; 2]| g[0] * delta[0] + g[1] * delta[1];
-        let want = full + dot(full_grad) + 2.0 * (rows_at - rows_c - dot(rows_grad_c));
+        let want = dot(full_grad) + 2.0 * (rows_at - rows_c - dot(rows_grad_c));
         let want_grad: Vec<f64> = (0..2)
             .map(|j| full_grad[j] + 2.0 * (rows_grad_at[j] - rows_grad_c[j]))
             .collect();
@@ -424,6 +441,11 @@ mod tests {
         let mut g = [0.0f32; 2];
         s.add_log_lik_grad(&theta, &every, &mut g);
         assert!((0..2).all(|j| close(g[j] as f64, want_grad[j])), "{g:?}");
+        // Given the full data's gradient at the centre (as control variates hold it),
+        // the same surrogate.
+        let given = full_grad.map(|g| g as f32);
+        let t = Surrogate::new(&m, 5, &centre, Some(&given));
+        assert!(close(t.log_lik(&theta, &every), want));
         // Indices past the rows are skipped, never read out of bounds.
         assert!(s.log_lik(&theta, &[99]).is_finite());
     }
@@ -480,7 +502,7 @@ mod tests {
                 "ε = {eps}: {full} on the full data, {stood} on the surrogate"
             );
             // The rows scaled without the expansion: the surrogate with it zeroed.
-            let mut plain = Surrogate::new(&m, MAX_ROWS, &mode.theta);
+            let mut plain = Surrogate::new(&m, MAX_ROWS, &mode.theta, None);
             plain.offset = 0.0;
             plain.slope.fill(0.0);
             let rows = acceptance_on(&plain, &metric, eps, &points, &cfg).unwrap();

@@ -51,6 +51,14 @@ impl<'a> Estimator<'a> {
         })
     }
 
+    /// The full-data log-likelihood gradient at the control variates' centre, if any.
+    pub fn centre_grad(&self) -> Option<&[f32]> {
+        match self {
+            Estimator::MiniBatch(_) => None,
+            Estimator::Cv(c) => Some(c.centre_grad()),
+        }
+    }
+
     /// The estimator the chains share.
     pub fn shared(&self) -> &SharedEstimator<'a> {
         match self {
