@@ -491,6 +491,49 @@ impl<'c, M: Model> ControlVariate<'c, M> {
         })
     }
 
+    /// The estimator around `centre` with its full-data log-likelihood gradient
+    /// `centre_grad` already known (from a parallel pass, or the last pass of a mode
+    /// search that stopped at `centre`): no pass here. Both of the model's dimension and
+    /// finite.
+    ///
+    /// ```
+    /// use sgld::gradient::{ControlVariate, GradientEstimator};
+    /// use sgld::models::{Gaussian, LogisticDense, Model};
+    /// let x = [0.5, 1.0, 1.5, 1.0, -0.7, 1.0, -1.2, 1.0];
+    /// let y = [1.0, 1.0, -1.0, -1.0];
+    /// let model = LogisticDense::new(&x, &y, 2, Gaussian::new(1.0)?)?;
+    /// let centre = [0.3f32, 0.1];
+    /// let mut full = [0.0f32; 2];
+    /// model.add_log_lik_grad(&centre, &[0, 1, 2, 3], &mut full);
+    /// let cv = ControlVariate::with_centre_grad(&model, &centre, &full)?;
+    /// let mut buf = [0.0f32; ControlVariate::<()>::buffer_len(2)];
+    /// let same = ControlVariate::new(&model, &centre, &mut buf)?;
+    /// let (mut a, mut b) = ([0.0f32; 2], [0.0f32; 2]);
+    /// cv.estimate(&[0.5, -0.2], &[1, 3], &mut a);
+    /// same.estimate(&[0.5, -0.2], &[1, 3], &mut b);
+    /// assert!((a[0] - b[0]).abs() < 1e-5 && (a[1] - b[1]).abs() < 1e-5);
+    /// # Ok::<(), sgld::Error>(())
+    /// ```
+    pub fn with_centre_grad(
+        model: M,
+        centre: &'c [f32],
+        centre_grad: &'c [f32],
+    ) -> Result<Self, Error> {
+        let d = model.dim();
+        check_len("centre", d, centre.len())?;
+        crate::error::check_finite("centre", centre)?;
+        check_len("centre gradient", d, centre_grad.len())?;
+        crate::error::check_finite("centre gradient", centre_grad)?;
+        if model.is_empty() {
+            return Err(Error::Empty { what: "data set" });
+        }
+        Ok(Self {
+            model,
+            centre,
+            centre_grad,
+        })
+    }
+
     /// The centre `θ̂`.
     pub fn centre(&self) -> &[f32] {
         self.centre

@@ -10,7 +10,7 @@ use sgld::estimate::{
     threshold_scratch_len,
 };
 use sgld::gradient::sample_batch;
-use sgld::linalg::sym_eigen;
+use sgld::linalg::{sym_eigen, sym_max_eigenvalue, tridiagonal_max_eigenvalue};
 use sgld::noise::default_rng;
 use sgld::schedule::{Constant, Floor, Polynomial, PolynomialF32, Schedule};
 
@@ -298,6 +298,121 @@ fn jacobi_matches_nalgebra_including_ill_conditioned() {
             assert!((v.transpose() * &v - DMatrix::identity(n, n)).norm() <= 1e-12 * n as f64);
         }
     }
+}
+
+/// A symmetric matrix `Q diag(lam) Qᵀ` with a random orthogonal `Q`, row-major.
+fn with_spectrum(lam: &[f64], seed: u64) -> (DMatrix<f64>, Vec<f64>) {
+    let n = lam.len();
+    let g = common::normals(n * n, seed);
+    let q = DMatrix::from_iterator(n, n, g.iter().map(|&v| v as f64))
+        .qr()
+        .q();
+    let a = &q * DMatrix::from_diagonal(&nalgebra::DVector::from_vec(lam.to_vec())) * q.transpose();
+    let a = (&a + a.transpose()) * 0.5;
+    let buf = (0..n * n).map(|k| a[(k / n, k % n)]).collect();
+    (a, buf)
+}
+
+#[test]
+fn largest_eigenvalue_matches_nalgebra_on_hard_spectra() {
+    for (seed, n) in [
+        (1u64, 1usize),
+        (2, 2),
+        (3, 3),
+        (4, 7),
+        (5, 16),
+        (6, 51),
+        (7, 90),
+    ] {
+        let spectra: Vec<Vec<f64>> = vec![
+            // Spread over 12 decades, the top alone.
+            (0..n)
+                .map(|i| 1e-12f64.powf(i as f64 / (n.max(2) - 1) as f64))
+                .collect(),
+            // A cluster at the top: the largest three within 1e-10 of each other.
+            (0..n)
+                .map(|i| {
+                    if i < 3 {
+                        1.0 + 1e-10 * i as f64
+                    } else {
+                        0.5 / (i as f64)
+                    }
+                })
+                .collect(),
+            // Every eigenvalue equal (a multiple of the identity in another basis).
+            vec![2.5; n],
+            // Negative definite, and indefinite with the largest magnitude negative.
+            (0..n).map(|i| -1.0 - i as f64).collect(),
+            (0..n)
+                .map(|i| if i == 0 { -100.0 } else { i as f64 / n as f64 })
+                .collect(),
+            // Rank one, the rest exactly zero.
+            (0..n).map(|i| if i == 0 { 3.0 } else { 0.0 }).collect(),
+        ];
+        for (k, lam) in spectra.iter().enumerate() {
+            for scale in [1.0, 1e150, 1e-150] {
+                let lam: Vec<f64> = lam.iter().map(|l| l * scale).collect();
+                let (a, mut buf) = with_spectrum(&lam, seed + 100 * k as u64);
+                let want = SymmetricEigen::new(a.clone())
+                    .eigenvalues
+                    .iter()
+                    .copied()
+                    .fold(f64::NEG_INFINITY, f64::max);
+                let norm = lam.iter().fold(0.0f64, |m, l| m.max(l.abs()));
+                let got = sym_max_eigenvalue(&mut buf, n).unwrap();
+                assert!(
+                    (got - want).abs() <= 1e-13 * norm * n as f64,
+                    "n {n} spectrum {k} scale {scale:e}: {got} vs {want}"
+                );
+                let mut jacobi: Vec<f64> = (0..n * n).map(|k| a[(k / n, k % n)]).collect();
+                sym_eigen(&mut jacobi, n, None).unwrap();
+                let top = (0..n)
+                    .map(|i| jacobi[i * n + i])
+                    .fold(f64::NEG_INFINITY, f64::max);
+                assert!((got - top).abs() <= 1e-13 * norm * n as f64);
+            }
+        }
+    }
+    // Diagonal and zero matrices, which the reduction leaves as they are.
+    let mut d = [3.0, 0.0, 0.0, 0.0, -1.0, 0.0, 0.0, 0.0, 7.0];
+    assert_eq!(sym_max_eigenvalue(&mut d, 3).unwrap(), 7.0);
+    assert_eq!(sym_max_eigenvalue(&mut [0.0; 16], 4).unwrap(), 0.0);
+    assert_eq!(sym_max_eigenvalue(&mut [], 0).unwrap(), f64::NEG_INFINITY);
+    assert!(sym_max_eigenvalue(&mut [1.0, f64::NAN, f64::NAN, 1.0], 2).is_err());
+    assert!(sym_max_eigenvalue(&mut [1.0; 3], 2).is_err());
+    // Entries near the largest finite f64: an error or the right answer, never a panic.
+    let mut big = [f64::MAX, f64::MAX, f64::MAX, f64::MAX];
+    if let Ok(top) = sym_max_eigenvalue(&mut big, 2) {
+        assert!(top.is_finite());
+    }
+}
+
+#[test]
+fn tridiagonal_largest_eigenvalue_matches_nalgebra() {
+    for n in [1usize, 2, 5, 40] {
+        let g = common::normals(2 * n, n as u64);
+        let diag: Vec<f64> = g[..n].iter().map(|&v| v as f64).collect();
+        let off: Vec<f64> = g[n..2 * n - 1].iter().map(|&v| v as f64).collect();
+        let mut t = DMatrix::from_diagonal(&nalgebra::DVector::from_vec(diag.clone()));
+        for (i, &e) in off.iter().enumerate() {
+            t[(i, i + 1)] = e;
+            t[(i + 1, i)] = e;
+        }
+        let want = SymmetricEigen::new(t).eigenvalues.max();
+        let got = tridiagonal_max_eigenvalue(&diag, &off).unwrap();
+        assert!(
+            (got - want).abs() <= 1e-13 * want.abs().max(1.0),
+            "n {n}: {got} vs {want}"
+        );
+    }
+    // A zero off-diagonal splits the matrix; the larger block wins.
+    assert_eq!(
+        tridiagonal_max_eigenvalue(&[1.0, 5.0], &[0.0]).unwrap(),
+        5.0
+    );
+    assert!(tridiagonal_max_eigenvalue(&[1.0, 2.0], &[]).is_err());
+    assert!(tridiagonal_max_eigenvalue(&[], &[1.0]).is_err());
+    assert!(tridiagonal_max_eigenvalue(&[f64::INFINITY], &[]).is_err());
 }
 
 #[test]

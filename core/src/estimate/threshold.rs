@@ -8,7 +8,7 @@
 //! With `C` the `n × d` matrix of centred, preconditioned scores, `V_s = CᵀC/n` has rank
 //! at most `n − 1` and the same non-zero eigenvalues as the `n × n` Gram matrix `CCᵀ/n`:
 //! the smaller of the two is formed (`k = min(n, d)`), in caller scratch, and its largest
-//! eigenvalue found by Jacobi rotations. Note that the prior term of `s_ti` is the same
+//! eigenvalue found by Householder tridiagonalisation and bisection. Note that the prior term of `s_ti` is the same
 //! for every `i` and cancels on centring.
 
 use crate::error::{Error, check_finite, check_len, check_step_size};
@@ -144,23 +144,41 @@ pub fn sampling_threshold(
             .and_then(|m| m.get(j))
             .map_or(1.0, |&x| libm::sqrt(x as f64))
     };
-    let centred = |i: usize, j: usize| (scores[i * d + j] as f64 - mean[j]) * scale(j);
 
     let inv_n = 1.0 / n as f64;
+    mat.fill(0.0);
     if d <= n {
-        // V_s = CᵀC / n  (d × d)
+        // V_s = CᵀC / n  (d × d): the upper triangle summed row by row (contiguous, in
+        // the order of the rows), then scaled and mirrored.
+        for row in scores.chunks_exact(d) {
+            for a in 0..d {
+                let ca = row[a] as f64 - mean[a];
+                let (acc, tail) = (&mut mat[a * d + a..a * d + d], &row[a..]);
+                for ((m, &s), &mu) in acc.iter_mut().zip(tail).zip(&mean[a..]) {
+                    *m += ca * (s as f64 - mu);
+                }
+            }
+        }
         for a in 0..d {
+            let sa = scale(a);
             for b in a..d {
-                let v = (0..n).map(|i| centred(i, a) * centred(i, b)).sum::<f64>() * inv_n;
+                let v = mat[a * d + b] * sa * scale(b) * inv_n;
                 mat[a * d + b] = v;
                 mat[b * d + a] = v;
             }
         }
     } else {
-        // Gram = CCᵀ / n  (n × n), same non-zero spectrum.
+        // Gram = CCᵀ / n  (n × n), same non-zero spectrum; the metric's entry `m_j` (the
+        // square of the scale) weights coordinate `j`.
+        let weight = |j: usize| precond.and_then(|m| m.get(j)).map_or(1.0, |&x| x as f64);
         for a in 0..n {
+            let ra = &scores[a * d..a * d + d];
             for b in a..n {
-                let v = (0..d).map(|j| centred(a, j) * centred(b, j)).sum::<f64>() * inv_n;
+                let rb = &scores[b * d..b * d + d];
+                let v = (0..d)
+                    .map(|j| (ra[j] as f64 - mean[j]) * (rb[j] as f64 - mean[j]) * weight(j))
+                    .sum::<f64>()
+                    * inv_n;
                 mat[a * n + b] = v;
                 mat[b * n + a] = v;
             }

@@ -90,10 +90,9 @@ pub fn run(
         (noise, choice) = measure(cfg, model, diagonal, shape, bars)?;
     }
     let lap = diagonal.as_ref().unwrap_or(lap);
-    let mode = &lap.mode.theta;
-    let centre = choice.cv.then_some(mode.as_slice());
+    let centre = choice.cv.then_some(lap.mode.theta.as_slice());
     let mut cv_buf = Vec::new();
-    let estimator = Estimator::new(model, centre, &mut cv_buf)?;
+    let estimator = Estimator::at_mode(model, choice.cv.then_some(&lap.mode), &mut cv_buf)?;
     let ula = Ula {
         cfg,
         precond: with_precond(cfg),
@@ -108,7 +107,7 @@ pub fn run(
     bars.stage("warm-up: rounds of SGLD until the chains agree");
     let started = Instant::now();
     let mut w = warm_up(&ula, lap, starts, first_eps)?;
-    let bias_acceptance = end_warmup(&ula, &mut w, mode, estimator.centre_grad())?;
+    let bias_acceptance = end_warmup(&ula, &mut w, &lap.mode.theta, estimator.centre_grad())?;
     for c in w.chains.iter_mut() {
         c.clear_draws()?;
     }

@@ -51,6 +51,26 @@ impl<'a> Estimator<'a> {
         })
     }
 
+    /// [`Estimator::new`] around the mode `centre`, whose full-data log-likelihood
+    /// gradient the mode search may already hold: then no pass over the data.
+    pub fn at_mode(
+        model: &'a dyn ModelSync,
+        centre: Option<&'a super::mode::Mode>,
+        buf: &'a mut Vec<f32>,
+    ) -> Result<Self, String> {
+        match centre {
+            Some(super::mode::Mode {
+                theta,
+                log_lik_grad: Some(g),
+                ..
+            }) => Ok(Estimator::Cv(
+                ControlVariate::with_centre_grad(model, theta, g)
+                    .map_err(|e| format!("control variates: {e}"))?,
+            )),
+            _ => Self::new(model, centre.map(|m| m.theta.as_slice()), buf),
+        }
+    }
+
     /// The full-data log-likelihood gradient at the control variates' centre, if any.
     pub fn centre_grad(&self) -> Option<&[f32]> {
         match self {

@@ -83,7 +83,7 @@ pub fn run(
     let use_cv = cv_applies(cfg.sampler, cfg.cv);
     let mut cv_buf = Vec::new();
     let centre = use_cv.then_some(lap.mode.theta.as_slice());
-    let estimator = Estimator::new(model, centre, &mut cv_buf)?;
+    let estimator = Estimator::at_mode(model, use_cv.then_some(&lap.mode), &mut cv_buf)?;
     let est = estimator.shared();
     // precond and sghd: the Laplace covariance scaled to mean variance 1, so that a step
     // ε moves every direction as SGLD's ε moves one of the mean variance.

@@ -98,16 +98,7 @@ fn normalise(v: &mut [f64]) {
 /// The largest eigenvalue of the symmetric tridiagonal matrix with diagonal `alphas` and
 /// off-diagonal `betas`.
 fn largest_ritz(alphas: &[f64], betas: &[f64]) -> f64 {
-    let k = alphas.len();
-    let mut t = vec![0.0f64; k * k];
-    for (i, &a) in alphas.iter().enumerate() {
-        t[i * k + i] = a;
-    }
-    for (i, &b) in betas.iter().enumerate().take(k - 1) {
-        t[i * k + i + 1] = b;
-        t[(i + 1) * k + i] = b;
-    }
-    sgld::linalg::sym_max_eigenvalue(&mut t, k).unwrap_or(f64::NAN)
+    sgld::linalg::tridiagonal_max_eigenvalue(alphas, betas).unwrap_or(f64::NAN)
 }
 
 #[cfg(test)]

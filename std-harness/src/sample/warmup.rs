@@ -100,6 +100,7 @@ impl Laplace {
                 log_post: f64::NAN,
                 iterations: 0,
                 passes: 0.0,
+                log_lik_grad: None,
             },
             metric: MetricStore::Diagonal(vec![1.0; d]),
             precision_factor: None,
