@@ -123,12 +123,7 @@ pub fn sym_max_eigenvalue(a: &mut [f64], n: usize) -> Result<f64, Error> {
         return Ok(f64::NEG_INFINITY);
     }
     tridiagonalise(a, n);
-    let top = max_tridiagonal(n, |i| a[i * n + i], |i| a[i * n + i + 1]);
-    if top.is_finite() {
-        Ok(top)
-    } else {
-        Err(Error::NonFinite { what: "matrix" })
-    }
+    finite(max_tridiagonal(n, |i| a[i * n + i], |i| a[i * n + i + 1]))
 }
 
 /// The largest eigenvalue of the symmetric tridiagonal matrix with diagonal `diag` and
@@ -158,7 +153,11 @@ pub fn tridiagonal_max_eigenvalue(diag: &[f64], off: &[f64]) -> Result<f64, Erro
     if !diag.iter().chain(off).all(|x| x.is_finite()) {
         return Err(Error::NonFinite { what: "matrix" });
     }
-    let top = max_tridiagonal(n, |i| diag[i], |i| off[i]);
+    finite(max_tridiagonal(n, |i| diag[i], |i| off[i]))
+}
+
+/// `top`, or an error where the reduction overflowed.
+fn finite(top: f64) -> Result<f64, Error> {
     if top.is_finite() {
         Ok(top)
     } else {

@@ -160,9 +160,9 @@ pub fn sampling_threshold(
             }
         }
         for a in 0..d {
-            let sa = scale(a);
+            let sa = scale(a) * inv_n;
             for b in a..d {
-                let v = mat[a * d + b] * sa * scale(b) * inv_n;
+                let v = mat[a * d + b] * sa * scale(b);
                 mat[a * d + b] = v;
                 mat[b * d + a] = v;
             }
@@ -170,15 +170,15 @@ pub fn sampling_threshold(
     } else {
         // Gram = CCᵀ / n  (n × n), same non-zero spectrum; the metric's entry `m_j` (the
         // square of the scale) weights coordinate `j`.
-        let weight = |j: usize| precond.and_then(|m| m.get(j)).map_or(1.0, |&x| x as f64);
+        let centred = |i: usize, j: usize| scores[i * d + j] as f64 - mean[j];
         for a in 0..n {
-            let ra = &scores[a * d..a * d + d];
             for b in a..n {
-                let rb = &scores[b * d..b * d + d];
-                let v = (0..d)
-                    .map(|j| (ra[j] as f64 - mean[j]) * (rb[j] as f64 - mean[j]) * weight(j))
-                    .sum::<f64>()
-                    * inv_n;
+                let v = match precond {
+                    None => (0..d).map(|j| centred(a, j) * centred(b, j)).sum::<f64>(),
+                    Some(m) => (0..d)
+                        .map(|j| centred(a, j) * centred(b, j) * m[j] as f64)
+                        .sum::<f64>(),
+                } * inv_n;
                 mat[a * n + b] = v;
                 mat[b * n + a] = v;
             }
