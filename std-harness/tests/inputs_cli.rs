@@ -199,10 +199,25 @@ fn npy_data_sample_as_the_csv_they_came_from() {
     write_npy(&p("y.npy"), &y, 200, 0);
     sample(
         &s(&p("x.npy")),
-        &["--labels", &s(&p("y.npy"))],
+        &[
+            "--labels",
+            &s(&p("y.npy")),
+            "--test",
+            &s(&p("x.npy")),
+            "--test-labels",
+            &s(&p("y.npy")),
+        ],
         &s(&p("lab")),
     );
     assert_eq!(draw_rows(&p("csv")), draw_rows(&p("lab")));
+    // A mapped design is hashed beside the run: summary.json still records each file's
+    // sha256, the test file's too.
+    let sha = |f: &str| sgld_harness::data::registry::sha256_file(&p(f)).unwrap();
+    assert_eq!(names["data"]["train"]["sha256"], sha("d.npy").as_str());
+    let lab = summary(&p("lab"));
+    assert_eq!(lab["data"]["train"]["sha256"], sha("x.npy").as_str());
+    assert_eq!(lab["data"]["test"]["sha256"], sha("x.npy").as_str());
+    assert_eq!(lab["data"]["test"]["path"], s(&p("x.npy")).as_str());
 }
 
 /// A little-endian f32 .npy of `rows × cols` (`cols` 0: a 1-D array).

@@ -76,6 +76,12 @@ impl MappedDesign {
         let _ = self.map.advise(memmap2::Advice::Random);
     }
 
+    /// The file's sha256 on a thread of its own, `hasher` having taken the bytes before
+    /// the values.
+    pub(crate) fn hash_after(&self, hasher: sha2::Sha256) -> super::Checksum {
+        super::Checksum::spawn(hasher, Arc::clone(&self.map), self.start)
+    }
+
     /// Every value of every record, responses included, in file order.
     pub fn values(&self) -> &[f32] {
         let end = self.start + self.rows * self.cols * 4;

@@ -1,6 +1,7 @@
 //! Data sets: loaders for LIBSVM sparse text and headed CSV, the table of known data
 //! sets with their checksums, and fetching them from their public sources.
 
+pub mod checksum;
 pub mod chunked;
 pub mod csv_table;
 #[cfg(feature = "fetch")]
@@ -15,6 +16,7 @@ pub mod registry;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+pub use checksum::Checksum;
 pub use mapped::MappedDesign;
 
 /// Why a data file could not be read: the file, the 1-based line (0 when the problem is
@@ -502,12 +504,24 @@ pub fn load_hashed(
     format: Option<Format>,
     target: Option<&str>,
 ) -> Result<(Dataset, String), DataError> {
+    load_checksummed(path, format, target).map(|(d, sha)| (d, sha.wait()))
+}
+
+/// [`load_hashed`], the sha256 of a memory-mapped `.npy` design still being computed
+/// beside the caller when this returns (text and Parquet files are hashed as they are
+/// read).
+pub fn load_checksummed(
+    path: &Path,
+    format: Option<Format>,
+    target: Option<&str>,
+) -> Result<(Dataset, Checksum), DataError> {
     let format = format.unwrap_or_else(|| Format::from_path(path));
+    let known = |(d, sha): (Dataset, String)| (d, Checksum::Known(sha));
     match format {
-        Format::Libsvm => libsvm::read_hashed(path),
-        Format::Csv => csv_table::read_hashed(path, target),
+        Format::Libsvm => libsvm::read_hashed(path).map(known),
+        Format::Csv => csv_table::read_hashed(path, target).map(known),
         #[cfg(feature = "parquet")]
-        Format::Parquet => parquet_table::read_hashed(path, target),
+        Format::Parquet => parquet_table::read_hashed(path, target).map(known),
         #[cfg(not(feature = "parquet"))]
         Format::Parquet => Err(no_parquet(path)),
         Format::Npy => {
@@ -524,7 +538,7 @@ pub fn load_hashed(
                     })
                 })
                 .transpose()?;
-            npy::read_hashed(path, npy::Response::Column(column))
+            npy::read(path, npy::Response::Column(column))
         }
     }
 }

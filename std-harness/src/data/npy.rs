@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
-use super::{DataError, Dataset, Features, MappedDesign};
+use super::{Checksum, DataError, Dataset, Features, MappedDesign};
 
 /// Rows read at a time.
 const BLOCK_BYTES: usize = 8 << 20;
@@ -339,6 +339,12 @@ pub enum Response<'a> {
 /// Reads a 2-D `.npy` design and its response. Feature names are the columns' 0-based
 /// indices. Returns the data set and the design file's sha256.
 pub fn read_hashed(path: &Path, response: Response<'_>) -> Result<(Dataset, String), DataError> {
+    read(path, response).map(|(data, sha)| (data, sha.wait()))
+}
+
+/// [`read_hashed`], the hash of a memory-mapped design still being computed on a thread
+/// of its own when this returns.
+pub fn read(path: &Path, response: Response<'_>) -> Result<(Dataset, Checksum), DataError> {
     let a = open(path)?;
     let (rows, cols) = match a.h.shape[..] {
         [r, c] => (r, c),
@@ -425,41 +431,34 @@ pub fn read_hashed(path: &Path, response: Response<'_>) -> Result<(Dataset, Stri
         names,
         lines: Vec::new(),
     };
-    Ok((data, sha))
+    Ok((data, sha.into()))
 }
 
 /// A little-endian f32 C-order design read in place ([`MappedDesign`]), its response
-/// column `t` (first or last, if any) copied out: the values checked finite beside the
-/// file's hash, each one pass over the map. `None` when the values are not aligned for
-/// f32 in the map.
+/// column `t` (first or last, if any) copied out: the values checked finite while a
+/// thread of its own hashes the file ([`Checksum::spawn`]). `None` when the values are
+/// not aligned for f32 in the map.
 fn read_mapped(
     path: &Path,
     a: Opened,
     (rows, cols): (usize, usize),
     t: Option<usize>,
-) -> Result<Option<(MappedDesign, Vec<f32>, String)>, DataError> {
+) -> Result<Option<(MappedDesign, Vec<f32>, Checksum)>, DataError> {
     let io = |e: std::io::Error| DataError::new(path, 0, format!("cannot read: {e}"));
     let Opened {
-        mut file,
-        mut hasher,
-        ..
+        mut file, hasher, ..
     } = a;
     let start = file.stream_position().map_err(io)? as usize;
     let (first, width) = ((t == Some(0)) as usize, cols - t.is_some() as usize);
     let Some(m) = MappedDesign::map(path, &file, start, (rows, cols), (first, width))? else {
         return Ok(None);
     };
-    // `open` hashed the header; the values, which end the file, are hashed here.
-    let (bad, sha) = rayon::join(
-        || m.first_non_finite(),
-        || {
-            hasher.update(bytemuck::cast_slice::<f32, u8>(m.values()));
-            super::registry::hex(&hasher.finalize())
-        },
-    );
-    if let Some((row, col, v)) = bad {
+    if let Some((row, col, v)) = m.first_non_finite() {
         finite(path, v, row, col)?;
     }
+    // `open` hashed the header; the values, which end the file, are hashed beside the
+    // run, which needs the hash only for summary.json.
+    let sha = m.hash_after(hasher);
     let y = t.map(|t| m.column(t)).unwrap_or_default();
     // From here on the rows are read in mini-batches at random.
     m.expect_random_reads();

@@ -83,7 +83,8 @@ pub fn run_quiet(cfg: &SampleConfig) -> Result<(Summary, Option<String>), Error>
 fn run_impl(cfg: &SampleConfig, print: bool) -> Result<(Summary, Option<String>), Error> {
     validate(cfg).map_err(Error::Options)?;
     let started = std::time::Instant::now();
-    let problem = Problem::load(cfg).map_err(Error::Data)?;
+    // A memory-mapped design's sha256 is computed beside the run, for summary.json.
+    let (problem, checksums) = Problem::load_checksummed(cfg).map_err(Error::Data)?;
     if print {
         // On stderr, beside the progress bars: when the reading ended and what it took.
         eprintln!(
@@ -116,7 +117,7 @@ fn run_impl(cfg: &SampleConfig, print: bool) -> Result<(Summary, Option<String>)
         if let Some(t) = &test {
             target = target.with_test(t);
         }
-        target.sample(&options)?
+        pipeline::sample_checksummed(&target, &options, checksums)?
     } else {
         problem::with_model(problem, |model| {
             let mut target = Target::new(model, cfg.model.name(), problem.names.clone())
@@ -126,7 +127,7 @@ fn run_impl(cfg: &SampleConfig, print: bool) -> Result<(Summary, Option<String>)
             if let Some(t) = &test {
                 target = target.with_test(t);
             }
-            target.sample(&options)
+            pipeline::sample_checksummed(&target, &options, checksums)
         })
         .map_err(Error::Data)??
     };

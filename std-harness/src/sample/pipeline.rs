@@ -38,8 +38,9 @@ use super::config::SampleConfig;
 use super::network::{self, GridPoint};
 use super::options::{Plan, SampleOptions, SamplerKind, Weighting};
 use super::output::{self, ParamSummary, Summary};
-use super::problem::ModelSync;
+use super::problem::{Checksums, ModelSync};
 use super::progress::Bars;
+use super::records::DataFiles;
 use super::records::{NetworkSummary, TestSummary};
 pub use super::target::{Derived, PriorPrecision, Target, TestMetrics};
 use super::{adaptive, cmdstan, diagnose, fixed, mode, report, warmup};
@@ -80,11 +81,25 @@ impl Target<'_> {
     /// The same options and seed give the same files, byte for byte, as the command on
     /// the same model.
     pub fn sample(&self, options: &SampleOptions) -> Result<Outcome, Error> {
-        run(self, options)
+        run(self, options, None)
     }
 }
 
-fn run(target: &Target<'_>, cfg: &SampleOptions) -> Result<Outcome, Error> {
+/// [`Target::sample`] for `sgld sample`, whose data files' sha256s may still be being
+/// computed: summary.json takes them from `checksums` when the chains have run.
+pub(crate) fn sample_checksummed(
+    target: &Target<'_>,
+    options: &SampleOptions,
+    checksums: Checksums,
+) -> Result<Outcome, Error> {
+    run(target, options, Some(checksums))
+}
+
+fn run(
+    target: &Target<'_>,
+    cfg: &SampleOptions,
+    checksums: Option<Checksums>,
+) -> Result<Outcome, Error> {
     check(target, cfg)?;
     // The chains stream their draws into the output directory as they run, under
     // temporary names until the run ends; a previous run's files go first.
@@ -150,7 +165,11 @@ fn run(target: &Target<'_>, cfg: &SampleOptions) -> Result<Outcome, Error> {
         network,
     };
     let notes = sampled.notes.clone();
-    let summary = summary(target, cfg, run, parts);
+    let mut data = target.data.clone();
+    if let (Some(files), Some(sums)) = (data.as_mut(), checksums) {
+        sums.fill(files);
+    }
+    let summary = summary(target, cfg, run, parts, data);
     // Every file into place, summary.json last: a run whose summary.json is there
     // has all its files whole.
     super::files::publish(&files)?;
@@ -337,7 +356,13 @@ struct Parts {
 }
 
 /// summary.json.
-fn summary(target: &Target<'_>, cfg: &SampleOptions, run: Run, parts: Parts) -> Summary {
+fn summary(
+    target: &Target<'_>,
+    cfg: &SampleOptions,
+    run: Run,
+    parts: Parts,
+    data: Option<DataFiles>,
+) -> Summary {
     let sampled = run.sampled;
     let chains_n = sampled.chains.len() as f64;
     // A chain that stopped ran to its failure, not to the planned length.
@@ -387,7 +412,7 @@ fn summary(target: &Target<'_>, cfg: &SampleOptions, run: Run, parts: Parts) -> 
         command_line: cfg.command_line.clone(),
         seed: cfg.seed,
         prior: target.prior.clone(),
-        data: target.data.clone(),
+        data,
         batch: sampled.batch,
         step_size: sampled.step_label.clone(),
         thin: sampled.thin,

@@ -76,10 +76,35 @@ fn labels_pm1(path: &Path, data: &Dataset) -> Result<Vec<f32>, String> {
         .collect()
 }
 
+/// The sha256s of a problem's data files, those of memory-mapped designs still being
+/// computed on threads of their own ([`data::Checksum`]).
+pub(crate) struct Checksums {
+    train: data::Checksum,
+    test: Option<data::Checksum>,
+}
+
+impl Checksums {
+    /// Puts each sha256 into `files`, waiting for those still being computed.
+    pub(crate) fn fill(self, files: &mut DataFiles) {
+        files.train.sha256 = self.train.wait();
+        if let (Some(file), Some(sha)) = (files.test.as_mut(), self.test) {
+            file.sha256 = sha.wait();
+        }
+    }
+}
+
 impl Problem {
     /// Loads and checks the data for `cfg`.
     pub fn load(cfg: &SampleConfig) -> Result<Problem, String> {
-        let (mut train, mut test, files, warnings) = read_data(cfg)?;
+        let (mut problem, checksums) = Problem::load_checksummed(cfg)?;
+        checksums.fill(&mut problem.files);
+        Ok(problem)
+    }
+
+    /// [`Problem::load`], its files' sha256s left to their [`Checksums`] (each file's
+    /// `sha256` empty until [`Checksums::fill`]).
+    pub(crate) fn load_checksummed(cfg: &SampleConfig) -> Result<(Problem, Checksums), String> {
+        let (mut train, mut test, files, checksums, warnings) = read_data(cfg)?;
         let features = train.dim();
         let prior = prior_for(cfg)?;
         let (y, y_test, names);
@@ -128,7 +153,7 @@ impl Problem {
                 net = Some((cfg.hidden, cfg.output));
             }
         }
-        Ok(Problem {
+        let problem = Problem {
             train,
             test,
             files,
@@ -141,7 +166,8 @@ impl Problem {
             scaling,
             net,
             kind: cfg.model,
-        })
+        };
+        Ok((problem, checksums))
     }
 
     /// The network of `--model mlp` on the (standardised) training rows.
@@ -502,11 +528,12 @@ impl Problem {
     }
 }
 
-/// The training and test data of `cfg` with their files, and the warnings about them
-/// (test features the training data does not have).
-fn read_data(
-    cfg: &SampleConfig,
-) -> Result<(Dataset, Option<Dataset>, DataFiles, Vec<String>), String> {
+/// The data read: training, test, their files (with empty sha256s), the files' checksums
+/// and the warnings about the data (test features the training data does not have).
+type Read = (Dataset, Option<Dataset>, DataFiles, Checksums, Vec<String>);
+
+/// The training and test data of `cfg` with their files, and the warnings about them.
+fn read_data(cfg: &SampleConfig) -> Result<Read, String> {
     let fmt = cfg.format.unwrap_or_else(|| Format::from_path(&cfg.train));
     if cfg.labels.is_some() && fmt != Format::Npy {
         return Err("--labels names the labels of a .npy design (--format npy)".into());
@@ -514,43 +541,47 @@ fn read_data(
     if cfg.labels.is_some() && cfg.test.is_some() != cfg.test_labels.is_some() {
         return Err("with --labels, --test needs its own --test-labels".into());
     }
-    let load = |p: &Path, labels: Option<&Path>| -> Result<(Dataset, DataFile), String> {
-        let (data, sha256) = match (cfg.model, labels) {
-            (ModelKind::Gmm, _) => load_one_column(p, fmt, cfg.target.as_deref())?,
-            (_, Some(l)) => data::npy::read_hashed(p, data::npy::Response::File(l))
-                .map_err(|e| e.to_string())?,
-            _ => {
-                data::load_hashed(p, Some(fmt), cfg.target.as_deref()).map_err(|e| e.to_string())?
-            }
-        };
-        let path = p.display().to_string();
-        Ok((data, DataFile { path, sha256 }))
+    let file = |p: &Path| DataFile {
+        path: p.display().to_string(),
+        sha256: String::new(),
     };
-    let (train, train_file) = load(&cfg.train, cfg.labels.as_deref())?;
+    let load = |p: &Path, labels: Option<&Path>| -> Result<(Dataset, data::Checksum), String> {
+        match (cfg.model, labels) {
+            (ModelKind::Gmm, _) => {
+                load_one_column(p, fmt, cfg.target.as_deref()).map(|(d, sha)| (d, sha.into()))
+            }
+            (_, Some(l)) => {
+                data::npy::read(p, data::npy::Response::File(l)).map_err(|e| e.to_string())
+            }
+            _ => data::load_checksummed(p, Some(fmt), cfg.target.as_deref())
+                .map_err(|e| e.to_string()),
+        }
+    };
+    let (train, train_sha) = load(&cfg.train, cfg.labels.as_deref())?;
     let mut warnings = Vec::new();
-    let (mut test, test_file) = match cfg.test.as_deref() {
+    let (mut test, test_sha) = match cfg.test.as_deref() {
         // CSV and Parquet test columns are matched to the training columns by name,
         // the response too (the training file's `--target`, or its last column).
         Some(p) if matches!(fmt, Format::Csv | Format::Parquet) && cfg.model != ModelKind::Gmm => {
             let target = data::target_name(&cfg.train, fmt, cfg.target.as_deref())
                 .map_err(|e| e.to_string())?;
-            let (t, sha256) =
-                data::load_hashed(p, Some(fmt), target.as_deref()).map_err(|e| e.to_string())?;
-            let file = DataFile {
-                path: p.display().to_string(),
-                sha256,
-            };
-            (Some(t.match_columns(&train.names, p)?), Some(file))
+            let (t, sha) = data::load_checksummed(p, Some(fmt), target.as_deref())
+                .map_err(|e| e.to_string())?;
+            (Some(t.match_columns(&train.names, p)?), Some(sha))
         }
         Some(p) => {
-            let (t, file) = load(p, cfg.test_labels.as_deref())?;
-            (Some(t), Some(file))
+            let (t, sha) = load(p, cfg.test_labels.as_deref())?;
+            (Some(t), Some(sha))
         }
         None => (None, None),
     };
     let files = DataFiles {
-        train: train_file,
-        test: test_file,
+        train: file(&cfg.train),
+        test: cfg.test.as_deref().map(file),
+    };
+    let checksums = Checksums {
+        train: train_sha,
+        test: test_sha,
     };
     if let (Some(t), Some(p)) = (test.take(), cfg.test.as_deref()) {
         let t = if fmt == Format::Libsvm {
@@ -576,7 +607,7 @@ fn read_data(
         }
         test = Some(t);
     }
-    Ok((train, test, files, warnings))
+    Ok((train, test, files, checksums, warnings))
 }
 
 /// The prior of `cfg`'s model: the one given where it applies, else the model's default.
