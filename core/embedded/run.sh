@@ -10,7 +10,7 @@
 # environment. Fails when a build warns or fails, a run fails, the accuracy drops below
 # 0.89, a software f64 routine is reachable from the step, the header disagrees with the
 # library or the C firmware on the M4F takes over 3% more instructions or flash than the
-# Rust one.
+# Rust one. `run.sh --install-only` installs what is missing and stops there.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cd "$here"
@@ -33,6 +33,12 @@ if [ ${#need[@]} -gt 0 ]; then
     gcc-arm-none-eabi libnewlib-arm-none-eabi \
     >/dev/null
 fi
+mkdir -p target
+if [ ! -x target/venv/bin/python ] || ! target/venv/bin/python -c 'import wasmtime' 2>/dev/null; then
+  python3 -m venv target/venv
+  target/venv/bin/pip install -q --disable-pip-version-check wasmtime==50.0.1
+fi
+[ "${1:-}" = --install-only ] && exit 0
 
 # Debian's toolchain by full path (rustup's comes first on PATH), with its own cargo home.
 export CARGO=/usr/bin/cargo RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1
@@ -42,7 +48,6 @@ export CARGO_TARGET_THUMBV7M_NONE_EABI_LINKER=/usr/lib/llvm-22/bin/ld.lld
 export CARGO_TARGET_RISCV32IMAC_UNKNOWN_NONE_ELF_LINKER=/usr/lib/llvm-22/bin/ld.lld
 export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER=/usr/lib/llvm-22/bin/wasm-ld
 unset RUSTFLAGS CARGO_TARGET_DIR CARGO_BUILD_TARGET RUSTUP_TOOLCHAIN
-mkdir -p target
 
 # build <name> <cargo's arguments…>: a cross build whose log must hold no warning but
 # cargo's own notes that it retried a download (a slow network is not a defect).
@@ -167,10 +172,6 @@ fi
 arm-none-eabi-objdump -d --no-show-raw-insn "$m4/learner" >target/learner.dis
 python3 softfloat.py target/learner.dis
 
-if [ ! -x target/venv/bin/python ] || ! target/venv/bin/python -c 'import wasmtime' 2>/dev/null; then
-  python3 -m venv target/venv
-  target/venv/bin/pip install -q --disable-pip-version-check wasmtime==50.0.1
-fi
 # binaryen's optimiser over the linked module, as wasm-pack runs it by default: fewer
 # local moves than LLVM's output (the features are those the module uses).
 wasm=target/wasm32-unknown-unknown/release/sgld_wasm.wasm
