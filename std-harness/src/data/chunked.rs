@@ -1,6 +1,10 @@
 //! Text files at disk speed: a file read once in blocks of whole lines, each block's lines
 //! parsed in parallel pieces, and the file's sha256 computed beside the parse in the same
 //! pass. Memory is a few blocks and what the parse keeps, not the file.
+//!
+//! A regular file's blocks are memory maps of the page cache, a block each: the parse and
+//! the hash read the file's pages where the kernel keeps them, and nothing copies them
+//! (a copy into buffers cost as much as the hash). A pipe's are read into buffers.
 
 use std::io::Read;
 use std::path::Path;
@@ -18,16 +22,103 @@ const MIN_PIECE: usize = 256 << 10;
 
 /// Reads `path` in blocks of whole lines and calls `parse(block, first_line)` on each in
 /// file order, `first_line` being the 1-based line number of the block's first line; the
-/// last line need not end in a newline. A reader thread reads, hashes and counts the
-/// lines of the next block while `parse` runs on this one. Returns the file's sha256
-/// (lowercase hex).
+/// last line need not end in a newline. A reader thread maps (or reads), hashes and
+/// counts the lines of the next block while `parse` runs on this one. Returns the file's
+/// sha256 (lowercase hex).
 pub fn read_blocks<E>(
     path: &Path,
-    mut parse: impl FnMut(&[u8], usize) -> Result<(), E>,
+    parse: impl FnMut(&[u8], usize) -> Result<(), E>,
     io_error: impl Fn(DataError) -> E,
 ) -> Result<String, E> {
     let cannot = |e: std::io::Error| io_error(DataError::new(path, 0, format!("cannot read: {e}")));
     let file = std::fs::File::open(path).map_err(cannot)?;
+    let meta = file.metadata().map_err(cannot)?;
+    if meta.is_file() && meta.len() > 0 && map_block(&file, 0, 1).is_ok() {
+        mapped_blocks(file, meta.len() as usize, parse, cannot)
+    } else {
+        read_blocks_by_reads(file, parse, cannot)
+    }
+}
+
+/// A read-only map of `len` bytes of `file` from byte `start`, its pages read in as it
+/// is made.
+fn map_block(file: &std::fs::File, start: usize, len: usize) -> std::io::Result<memmap2::Mmap> {
+    // SAFETY: the map is read-only and dropped when its block has been parsed and
+    // hashed. Rust's guarantees for the `&[u8]` it gives hold while no other process
+    // truncates or rewrites the file during the read (then the bytes would change under
+    // the parse, or a vanished page end the process with SIGBUS), which docs/sample.md
+    // asks of every data file, as every memory-mapped reader must. Tests: the blocks and
+    // hash of a mapped file are those of the same file read into buffers
+    // (`tests::mapped_and_read_blocks_agree`).
+    unsafe {
+        memmap2::MmapOptions::new()
+            .offset(start as u64)
+            .len(len)
+            .populate()
+            .map(file)
+    }
+}
+
+/// [`read_blocks`] of a regular file of `len > 0` bytes through a map of each block.
+fn mapped_blocks<E>(
+    file: std::fs::File,
+    len: usize,
+    mut parse: impl FnMut(&[u8], usize) -> Result<(), E>,
+    cannot: impl Fn(std::io::Error) -> E,
+) -> Result<String, E> {
+    use std::sync::Arc;
+    std::thread::scope(|scope| {
+        // Two blocks in flight, each its map and the length of its whole lines.
+        let (tx, rx) = std::sync::mpsc::sync_channel::<(Arc<memmap2::Mmap>, usize, usize)>(2);
+        let reader = scope.spawn(move || -> std::io::Result<String> {
+            let mut hasher = Sha256::new();
+            let (mut start, mut line, mut want) = (0usize, 1usize, BLOCK);
+            while start < len {
+                let map = map_block(&file, start, want.min(len - start))?;
+                let end = if start + map.len() == len {
+                    map.len()
+                } else {
+                    match memchr::memrchr(b'\n', &map) {
+                        Some(i) => i + 1,
+                        // One line longer than the block: a larger map.
+                        None => {
+                            want *= 2;
+                            continue;
+                        }
+                    }
+                };
+                let lines = memchr::memchr_iter(b'\n', &map[..end]).count();
+                let map = Arc::new(map);
+                if tx.send((Arc::clone(&map), end, line)).is_err() {
+                    // The parse stopped at an error.
+                    break;
+                }
+                hasher.update(&map[..end]);
+                (start, line, want) = (start + end, line + lines, BLOCK);
+            }
+            Ok(super::registry::hex(&hasher.finalize()))
+        });
+        let mut parsed = Ok(());
+        for (map, end, first) in rx.iter() {
+            if let Err(e) = parse(&map[..end], first) {
+                parsed = Err(e);
+                break;
+            }
+        }
+        // Dropping the receiver stops a reader still sending.
+        drop(rx);
+        let sha = reader.join().expect("the reader thread does not panic");
+        parsed?;
+        sha.map_err(cannot)
+    })
+}
+
+/// [`read_blocks`] by reads into buffers (a pipe, an empty file).
+fn read_blocks_by_reads<E>(
+    file: std::fs::File,
+    mut parse: impl FnMut(&[u8], usize) -> Result<(), E>,
+    cannot: impl Fn(std::io::Error) -> E,
+) -> Result<String, E> {
     std::thread::scope(|scope| {
         // Two blocks in flight; parsed blocks' buffers go back to the reader.
         let (tx, rx) = std::sync::mpsc::sync_channel::<(Vec<u8>, usize)>(2);
@@ -284,22 +375,71 @@ pub fn sha256_file(path: &Path) -> std::io::Result<String> {
 mod tests {
     use super::*;
 
+    /// The blocks and hash of `text` in a file, mapped; checked against the same file
+    /// read into buffers: both cover the text in blocks of whole lines, numbered on.
     fn blocks_of(text: &[u8]) -> (Vec<(usize, Vec<u8>)>, String) {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("f.txt");
         std::fs::write(&p, text).unwrap();
-        let mut seen = Vec::new();
-        let sha = read_blocks(
-            &p,
-            |b: &[u8], l| {
+        let blocks = |mapped: bool| {
+            let mut seen = Vec::new();
+            let take = |b: &[u8], l| {
                 seen.push((l, b.to_vec()));
-                Ok::<(), DataError>(())
+                Ok::<(), std::io::Error>(())
+            };
+            let file = std::fs::File::open(&p).unwrap();
+            let sha = if mapped {
+                mapped_blocks(file, text.len(), take, |e| e)
+            } else {
+                read_blocks_by_reads(file, take, |e| e)
+            };
+            let (mut next, mut all) = (1, Vec::new());
+            for (k, (l, b)) in seen.iter().enumerate() {
+                assert_eq!(*l, next);
+                assert!(k + 1 == seen.len() || b.ends_with(b"\n"));
+                next += b.iter().filter(|&&c| c == b'\n').count();
+                all.extend_from_slice(b);
+            }
+            assert_eq!(all, text);
+            (seen, sha.unwrap())
+        };
+        let (seen, sha) = blocks(!text.is_empty());
+        assert_eq!(sha, sha256_file(&p).unwrap());
+        assert_eq!(blocks(false).1, sha);
+        let through = read_blocks(&p, |_, _| Ok(()), |e| e).unwrap();
+        assert_eq!(through, sha);
+        (seen, sha)
+    }
+
+    #[test]
+    fn mapped_and_read_blocks_agree() {
+        let text: Vec<u8> = (0..400_000)
+            .flat_map(|i| format!("{i},{}\n", i * 7).into_bytes())
+            .collect();
+        let (seen, _) = blocks_of(&text);
+        assert_eq!(seen.iter().map(|(_, b)| b.len()).sum::<usize>(), text.len());
+        // No final newline, a one-byte file, an empty one.
+        blocks_of(&text[..text.len() - 1]);
+        assert_eq!(blocks_of(b"7").0, vec![(1, b"7".to_vec())]);
+        blocks_of(b"");
+        // A parse that stops at an error stops the reader.
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f.txt");
+        std::fs::write(&p, text.repeat(40)).unwrap();
+        let mut calls = 0;
+        let got = read_blocks(
+            &p,
+            |_, _| {
+                calls += 1;
+                Err::<(), _>(DataError::new(&p, 1, "stop"))
             },
             |e| e,
-        )
-        .unwrap();
-        assert_eq!(sha, sha256_file(&p).unwrap());
-        (seen, sha)
+        );
+        assert_eq!(
+            got.unwrap_err().to_string(),
+            format!("{}:1: stop", p.display())
+        );
+        assert_eq!(calls, 1);
     }
 
     #[test]
