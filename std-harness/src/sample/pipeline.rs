@@ -115,11 +115,7 @@ fn run(
     bars.stage("diagnostics and output");
     let lp = log_densities(target.model, &sampled.chains)?;
     bars.finish();
-    let failure = sampled.chains.iter().find_map(|ch| {
-        ch.failure
-            .as_ref()
-            .map(|(s, why)| format!("chain {} stopped at step {s}: {why}", ch.id))
-    });
+    let failure = first_failure(&sampled.chains);
     let kept = kept_draws(sampled, failure.is_some())?;
     // What the user's model reports (θ on its own scale, derived quantities), where it
     // differs from the sampler's coordinates.
@@ -128,12 +124,7 @@ fn run(
     let names = report::names(target);
     let mut files = write_files(target, cfg, sampled, shown, &names, lp.as_deref())?;
     let weighting = weighting(cfg, sampled.constant_step);
-    let weight = move |c: &Chain, k: usize| -> f64 {
-        match weighting {
-            Weighting::Step => c.record.span(k),
-            _ => 1.0,
-        }
-    };
+    let weight = draw_weight(weighting);
     let params = diagnose::summarise(shown, &names, &weight)?;
     let test = test_metrics(target, shown, &weight, kept)?;
     // The data's warnings first, then the run's.
@@ -165,11 +156,7 @@ fn run(
         network,
     };
     let notes = sampled.notes.clone();
-    let mut data = target.data.clone();
-    if let (Some(files), Some(sums)) = (data.as_mut(), checksums) {
-        sums.fill(files);
-    }
-    let summary = summary(target, cfg, run, parts, data);
+    let summary = summary(target, cfg, run, parts, data_files(target, checksums));
     // Every file into place, summary.json last: a run whose summary.json is there
     // has all its files whole.
     super::files::publish(&files)?;
@@ -182,6 +169,36 @@ fn run(
         notes,
         out: cfg.out.clone(),
     })
+}
+
+/// Why the first chain that stopped early stopped, if one did.
+fn first_failure(chains: &[Chain]) -> Option<String> {
+    chains.iter().find_map(|ch| {
+        ch.failure
+            .as_ref()
+            .map(|(s, why)| format!("chain {} stopped at step {s}: {why}", ch.id))
+    })
+}
+
+/// Each kept draw's weight in the summaries: its step's span under `Weighting::Step`,
+/// else 1.
+fn draw_weight(weighting: Weighting) -> impl Fn(&Chain, usize) -> f64 + Copy {
+    move |c: &Chain, k: usize| -> f64 {
+        match weighting {
+            Weighting::Step => c.record.span(k),
+            _ => 1.0,
+        }
+    }
+}
+
+/// The target's data files, each sha256 from `checksums` when given (waiting for those
+/// still being computed).
+fn data_files(target: &Target<'_>, checksums: Option<Checksums>) -> Option<DataFiles> {
+    let mut data = target.data.clone();
+    if let (Some(files), Some(sums)) = (data.as_mut(), checksums) {
+        sums.fill(files);
+    }
+    data
 }
 
 /// The options, and the target against them: a name per parameter, a batch within the
