@@ -516,7 +516,7 @@ pub fn load_checksummed(
     target: Option<&str>,
 ) -> Result<(Dataset, Checksum), DataError> {
     let format = format.unwrap_or_else(|| Format::from_path(path));
-    let known = |(d, sha): (Dataset, String)| (d, Checksum::Known(sha));
+    let known = |(d, sha): (Dataset, String)| (d, sha.into());
     match format {
         Format::Libsvm => libsvm::read_hashed(path).map(known),
         Format::Csv => csv_table::read_hashed(path, target).map(known),
