@@ -245,21 +245,22 @@ pub fn softplus(x: f32) -> f32 {
     let t = exp(-x.abs());
     let s = t / (2.0 + t);
     let z = s * s;
-    // 1 + z/3 + z²/5 + … + z⁷/15, Horner.
-    let p = [
-        1.0 / 15.0,
-        1.0 / 13.0,
-        1.0 / 11.0,
-        1.0 / 9.0,
-        1.0 / 7.0,
-        1.0 / 5.0,
-        1.0 / 3.0,
-        1.0,
-    ]
-    .iter()
-    .fold(0.0f32, |acc, &c| acc * z + c);
+    let p = ATANH_SERIES.iter().fold(0.0f32, |acc, &c| acc * z + c);
     x.max(0.0) + 2.0 * s * p
 }
+
+/// `atanh(s)/s = 1 + z/3 + z²/5 + … + z⁷/15` in `z = s²`, highest power first (Horner):
+/// [`softplus`]'s series, shared with the vector kernels.
+pub(crate) const ATANH_SERIES: [f32; 8] = [
+    1.0 / 15.0,
+    1.0 / 13.0,
+    1.0 / 11.0,
+    1.0 / 9.0,
+    1.0 / 7.0,
+    1.0 / 5.0,
+    1.0 / 3.0,
+    1.0,
+];
 
 /// `ln σ(z) = −softplus(−z)`, finite for every finite `z`.
 ///

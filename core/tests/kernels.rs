@@ -293,6 +293,37 @@ proptest! {
     }
 
     #[test]
+    fn log_sigmoid_pair_matches_twin(u in prop::collection::vec(prop_oneof![
+        8 => -30.0f32..30.0,
+        2 => -120.0f32..120.0,
+        1 => -1e-6f32..1e-6,
+        1 => prop_oneof![Just(f32::MAX), Just(-f32::MAX), Just(-0.0f32), Just(0.0f32)],
+        1 => Just(f32::NAN),
+        1 => Just(f32::INFINITY),
+        1 => Just(f32::NEG_INFINITY),
+    ], 0..=MAX_LEN)) {
+        let n = u.len();
+        let (mut ls, mut s) = (vec![0.0f32; n], vec![0.0f32; n]);
+        let (mut lr, mut sr) = (vec![0.0f32; n], vec![0.0f32; n]);
+        simd::log_sigmoid_pair(&u, &mut ls, &mut s);
+        reference::log_sigmoid_pair(&u, &mut lr, &mut sr);
+        for k in 0..n {
+            let v = u[k];
+            prop_assert!(same_class(ls[k], lr[k]) && same_class(s[k], sr[k]), "u = {v}: ({}, {}) vs ({}, {})", ls[k], s[k], lr[k], sr[k]);
+            // One e^{−|u|} within 2 ulps, then a division and a short series: 4 ulps
+            // relative (absolute below the normal floats, where σ(−u) underflows).
+            if lr[k].is_finite() {
+                prop_assert!((ls[k] - lr[k]).abs() <= 4.0 * f32::EPSILON * lr[k].abs() + 1e-44, "u = {v}: {} vs {}", ls[k], lr[k]);
+                prop_assert!(ls[k] <= 0.0, "u = {v}: ln σ = {}", ls[k]);
+            }
+            if sr[k].is_finite() {
+                prop_assert!((s[k] - sr[k]).abs() <= 4.0 * f32::EPSILON * sr[k].abs() + 1e-38, "u = {v}: {} vs {}", s[k], sr[k]);
+                prop_assert!((0.0..=1.0).contains(&s[k]));
+            }
+        }
+    }
+
+    #[test]
     fn f64_kernels_match_twin(
         (a, b) in (0..=MAX_LEN).prop_flat_map(|n| (
             prop::collection::vec(-1e3f64..1e3, n),
@@ -461,6 +492,14 @@ proptest! {
         })?;
         same_as_prefix("simd::sigmoid", &b, n2, |o, n| simd::sigmoid(cut(&a, n), o))?;
         same_as_prefix("reference::sigmoid", &b, n2, |o, n| reference::sigmoid(cut(&a, n), o))?;
+        same_as_prefix("simd::log_sigmoid_pair", &b, n2, |o, n| {
+            let mut s = vec![0.0f32; o.len()];
+            simd::log_sigmoid_pair(cut(&a, n), o, &mut s)
+        })?;
+        same_as_prefix("reference::log_sigmoid_pair", &b, n2, |o, n| {
+            let mut s = vec![0.0f32; o.len()];
+            reference::log_sigmoid_pair(cut(&a, n), o, &mut s)
+        })?;
         same_as_prefix("simd::tanh_half_f32", &b, n2, |o, n| simd::tanh_half_f32(cut(&a, n), o))?;
         same_as_prefix("reference::tanh_half_f32", &b, n2, |o, n| {
             reference::tanh_half_f32(cut(&a, n), o)

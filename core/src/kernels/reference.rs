@@ -246,6 +246,16 @@ pub fn sigmoid(z: &[f32], out: &mut [f32]) {
     }
 }
 
+/// `ls[i] ← ln σ(u[i])` and `s[i] ← σ(−u[i])` with the crate's scalar
+/// [`log_sigmoid`](crate::math::log_sigmoid) and [`sigmoid`](crate::math::sigmoid), on
+/// the common prefix.
+pub fn log_sigmoid_pair(u: &[f32], ls: &mut [f32], s: &mut [f32]) {
+    for ((&x, l), w) in u.iter().zip(ls.iter_mut()).zip(s.iter_mut()) {
+        *l = crate::math::log_sigmoid(x);
+        *w = crate::math::sigmoid(-x);
+    }
+}
+
 /// `out[i] ← tanh(y[i]/2)` with libm's `tanh` (f64).
 pub fn tanh_half(y: &[f64], out: &mut [f64]) {
     for (o, &v) in out.iter_mut().zip(y) {

@@ -8,7 +8,7 @@ use super::{DenseRows, Design, Model, Prior};
 use crate::error::{Error, check_len};
 use crate::kernels::check_bitmap;
 use crate::kernels::{SparseIndex, imp};
-use crate::math::{log_sigmoid, sigmoid};
+use crate::math::log_sigmoid;
 
 fn check_labels(y: &[f32]) -> Result<(), Error> {
     super::check_labels(y, "logistic labels must be -1 or +1")
@@ -94,13 +94,14 @@ impl<P: Prior> Model for LogisticDense<'_, P> {
     fn add_log_prior_grad(&self, theta: &[f32], grad: &mut [f32]) {
         self.prior.add_grad(theta, grad);
     }
+    /// In chunks of sixteen rows: their margins, then `yᵢ σ(−yᵢ βᵀxᵢ)` in one vector
+    /// pass ([`LogisticDense::chunks`]), then each row added.
     fn add_log_lik_grad(&self, theta: &[f32], batch: &[usize], grad: &mut [f32]) {
-        for &i in batch {
-            let Some(&y) = self.y.get(i) else { continue };
-            let row = self.row(i);
-            let c = y * sigmoid(-y * self.rows.dot_row(row, theta));
-            self.rows.add_row(c, row, grad);
-        }
+        self.chunks(theta, batch, |t| {
+            for k in 0..t.len {
+                self.rows.add_row(t.y[k] * t.w[k], t.rows[k], grad);
+            }
+        });
     }
     /// Each row's lines and its label.
     #[inline]
@@ -111,25 +112,22 @@ impl<P: Prior> Model for LogisticDense<'_, P> {
         self.prior.log_density(theta)
     }
     fn log_lik(&self, theta: &[f32], batch: &[usize]) -> f64 {
-        batch
-            .iter()
-            .filter_map(|&i| {
-                let y = *self.y.get(i)?;
-                Some(log_sigmoid(y * self.rows.dot_row(self.row(i), theta)) as f64)
-            })
-            .sum()
+        // −0.0, where `Iterator::sum` of floats starts: an empty batch gives its bits.
+        let mut sum = -0.0f64;
+        self.chunks(theta, batch, |t| {
+            sum = t.ls[..t.len].iter().fold(sum, |s, &l| s + l as f64);
+        });
+        sum
     }
     /// One read of each row: its margin gives both terms.
     fn add_log_lik_grad_and_value(&self, theta: &[f32], batch: &[usize], grad: &mut [f32]) -> f64 {
-        // −0.0, where `Iterator::sum` of floats starts: an empty batch gives its bits.
         let mut sum = -0.0f64;
-        for &i in batch {
-            let Some(&y) = self.y.get(i) else { continue };
-            let row = self.row(i);
-            let m = y * self.rows.dot_row(row, theta);
-            sum += log_sigmoid(m) as f64;
-            self.rows.add_row(y * sigmoid(-m), row, grad);
-        }
+        self.chunks(theta, batch, |t| {
+            for k in 0..t.len {
+                sum += t.ls[k] as f64;
+                self.rows.add_row(t.y[k] * t.w[k], t.rows[k], grad);
+            }
+        });
         sum
     }
     /// One read of each row: its two margins give the difference of its weights.
@@ -141,15 +139,57 @@ impl<P: Prior> Model for LogisticDense<'_, P> {
         out: &mut [f32],
     ) {
         crate::kernels::zero(out);
-        for &i in batch {
-            let Some(&y) = self.y.get(i) else { continue };
-            let row = self.row(i);
-            let (m, m0) = (
-                self.rows.dot_row(row, theta),
-                self.rows.dot_row(row, centre),
-            );
-            self.rows
-                .add_row(y * (sigmoid(-y * m) - sigmoid(-y * m0)), row, out);
+        self.chunks(theta, batch, |t| {
+            let u0: [f32; ROWS] = core::array::from_fn(|k| {
+                if k < t.len {
+                    t.y[k] * self.rows.dot_row(t.rows[k], centre)
+                } else {
+                    0.0
+                }
+            });
+            let (mut ls0, mut w0) = ([0.0f32; ROWS], [0.0f32; ROWS]);
+            imp::log_sigmoid_pair(&u0, &mut ls0, &mut w0);
+            for (k, &w0) in w0[..t.len].iter().enumerate() {
+                self.rows.add_row(t.y[k] * (t.w[k] - w0), t.rows[k], out);
+            }
+        });
+    }
+}
+
+/// A chunk of at most [`ROWS`] rows of a batch for [`LogisticDense`]: its rows in the
+/// batch's order (an index past the end left out), their labels, and `ln σ(uₖ)` and
+/// `σ(−uₖ)` of their signed margins `uₖ = yₖ βᵀxₖ`.
+struct DenseTerms<'a> {
+    len: usize,
+    rows: [&'a [f32]; ROWS],
+    y: [f32; ROWS],
+    ls: [f32; ROWS],
+    w: [f32; ROWS],
+}
+
+impl<'a, P: Prior> LogisticDense<'a, P> {
+    /// `f` of each chunk of sixteen rows of the batch ([`DenseTerms`]): the rows'
+    /// margins one by one, then their log-sigmoids and weights in one vector pass.
+    #[inline(always)]
+    fn chunks(&self, theta: &[f32], batch: &[usize], mut f: impl FnMut(&DenseTerms<'a>)) {
+        for chunk in batch.chunks(ROWS) {
+            let mut t = DenseTerms {
+                len: 0,
+                rows: [&[]; ROWS],
+                y: [0.0; ROWS],
+                ls: [0.0; ROWS],
+                w: [0.0; ROWS],
+            };
+            let mut u = [0.0f32; ROWS];
+            for &i in chunk {
+                let Some(&y) = self.y.get(i) else { continue };
+                let row = self.row(i);
+                (t.rows[t.len], t.y[t.len]) = (row, y);
+                u[t.len] = y * self.rows.dot_row(row, theta);
+                t.len += 1;
+            }
+            imp::log_sigmoid_pair(&u, &mut t.ls, &mut t.w);
+            f(&t);
         }
     }
 }

@@ -1,4 +1,4 @@
-//! Dense kernels: dot products, axpy, the sigmoid, f64 dots and axpy.
+//! Dense kernels: dot products, axpy, the sigmoid and log-sigmoid, f64 dots and axpy.
 
 use super::*;
 
@@ -84,6 +84,54 @@ pub fn sigmoid(z: &[f32], out: &mut [f32]) {
         let v = sigmoid16(f32x16::from(padded16(zr)));
         crate::kernels::copy(or, &v.to_array());
     }
+}
+
+/// `ls[i] ← ln σ(u[i])` and `s[i] ← σ(−u[i])`, a logistic model's log-likelihood and
+/// gradient weight from its signed margin `u = y·βᵀx`, sixteen at a time from one
+/// `t = e^{−|u|}`: `ln σ(u) = min(u, 0) − ln(1 + t)`, with `ln(1 + t) = 2 atanh(t/(2 + t))`
+/// by [`crate::math::softplus`]'s series, and `σ(−u) = t/(1 + t)` for `u > 0`, else
+/// `1/(1 + t)`. Within 4 ulps of the twin (`math::log_sigmoid`, `math::sigmoid`); at
+/// `u = ±∞` the limits (`ln σ(−∞) = −∞`); a NaN lane gives NaN in both. On the common
+/// prefix of the three slices.
+#[inline]
+pub fn log_sigmoid_pair(u: &[f32], ls: &mut [f32], s: &mut [f32]) {
+    let n = u.len().min(ls.len()).min(s.len());
+    let (u, ls, s) = (&u[..n], &mut ls[..n], &mut s[..n]);
+    let mut uc = u.chunks_exact(LANES);
+    let mut lc = ls.chunks_exact_mut(LANES);
+    let mut sc = s.chunks_exact_mut(LANES);
+    for ((us, lo), so) in (&mut uc).zip(&mut lc).zip(&mut sc) {
+        let (l, w) = log_sigmoid_pair16(load(us));
+        store(l, lo);
+        store(w, so);
+    }
+    let ur = uc.remainder();
+    if !ur.is_empty() {
+        let (l, w) = log_sigmoid_pair16(f32x16::from(padded16(ur)));
+        crate::kernels::copy(lc.into_remainder(), &l.to_array());
+        crate::kernels::copy(sc.into_remainder(), &w.to_array());
+    }
+}
+
+/// [`log_sigmoid_pair`] of sixteen lanes: `(ln σ(u), σ(−u))`.
+#[inline(always)]
+pub(crate) fn log_sigmoid_pair16(u: f32x16) -> (f32x16, f32x16) {
+    use crate::math::ATANH_SERIES as SERIES;
+    let one = f32x16::ONE;
+    let t = exp16(-u.abs());
+    let h = t / (f32x16::splat(2.0) + t);
+    let z = h * h;
+    let p = SERIES[1..]
+        .iter()
+        .fold(f32x16::splat(SERIES[0]), |acc, &c| {
+            acc.mul_add(z, f32x16::splat(c))
+        });
+    let ln1p = (h + h) * p;
+    let ls = u.min(f32x16::ZERO) - ln1p;
+    let w = u.simd_gt(f32x16::ZERO).select(t, one) / (one + t);
+    // exp16 clamps its argument, which would turn a NaN into a number.
+    let nan = u.is_nan();
+    (nan.select(u, ls), nan.select(u, w))
 }
 
 /// `σ(z) = 1/(1 + e^{−z})` of sixteen lanes; a NaN lane stays NaN.
