@@ -95,7 +95,7 @@ impl<P: Prior> Model for LogisticDense<'_, P> {
         self.prior.add_grad(theta, grad);
     }
     /// In chunks of sixteen rows: their margins, then `yᵢ σ(−yᵢ βᵀxᵢ)` in one vector
-    /// pass ([`LogisticDense::chunks`]), then each row added.
+    /// pass (`LogisticDense::chunks`), then each row added.
     fn add_log_lik_grad(&self, theta: &[f32], batch: &[usize], grad: &mut [f32]) {
         self.chunks(theta, batch, |t| {
             for k in 0..t.len {
