@@ -403,3 +403,69 @@ fn bad_parquet_inputs_are_one_line_errors_that_write_nothing() {
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains(".parquet or .npy"));
 }
+
+#[test]
+fn wide_tables_read_as_the_csv_they_came_from() {
+    // More columns than one decoding batch (sixteen), the response among them and row
+    // groups that do not divide the rows: our converter's float columns and a writer's
+    // nullable doubles in row groups of 64 rows give the CSV run's draws, bit for bit.
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name);
+    let (n, d, t) = (200, 37, 20);
+    let z = normals(n * (d + 1), 43);
+    let table: Vec<Vec<f32>> = (0..n)
+        .map(|i| {
+            let x = &z[i * (d + 1)..(i + 1) * (d + 1)];
+            let y = (x[0] - 0.5 * x[d - 1] + x[d] > 0.0) as u8 as f32;
+            let mut row = x[..d].to_vec();
+            row.insert(t, y);
+            row
+        })
+        .collect();
+    let names: Vec<String> = (0..=d)
+        .map(|j| if j == t { "y".into() } else { format!("x{j}") })
+        .collect();
+    let header: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+    write_csv(&p("w.csv"), &header, &table);
+    run_ok(&["data", "convert", &s(&p("w.csv")), &s(&p("w.parquet"))]);
+    let col = |j: usize| Col::Double(table.iter().map(|r| Some(r[j] as f64)).collect());
+    let cols: Vec<(&str, Col)> = header
+        .iter()
+        .enumerate()
+        .map(|(j, &h)| (h, col(j)))
+        .collect();
+    write_table(&p("groups.parquet"), &cols, 64);
+    let sample = |train: &Path, out: &Path| {
+        let (train, out) = (s(train), s(out));
+        run_ok(&[
+            "sample", "--model", "logistic", "--seed", "3", "--target", "y", "--train", &train,
+            "--out", &out,
+        ])
+    };
+    sample(&p("w.csv"), &p("csv"));
+    sample(&p("w.parquet"), &p("pq"));
+    sample(&p("groups.parquet"), &p("groups"));
+    let csv = draw_rows(&p("csv"));
+    assert_eq!(csv, draw_rows(&p("pq")));
+    assert_eq!(csv, draw_rows(&p("groups")));
+    assert_eq!(common::param_names(&summary(&p("groups"))).len(), d + 1);
+    // A value that is not finite in a later batch of columns and a later row group is
+    // named by its column and row in the whole table.
+    let mut cols = cols;
+    let mut bad: Vec<Option<f64>> = table.iter().map(|r| Some(r[30] as f64)).collect();
+    bad[150] = Some(f64::INFINITY);
+    cols[30].1 = Col::Double(bad);
+    write_table(&p("inf.parquet"), &cols, 64);
+    let o = common::sgld()
+        .args(["sample", "--model", "logistic", "--target", "y"])
+        .args(["--train", &s(&p("inf.parquet")), "--out", &s(&p("inf"))])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("column \"x30\", row 151: inf is not a finite number"),
+        "{err}"
+    );
+    assert!(!p("inf").join("draws.csv").exists());
+}
