@@ -7,6 +7,8 @@
 
 use std::path::Path;
 
+use rayon::prelude::*;
+
 use super::chunked;
 use super::{DataError, Dataset, Features};
 
@@ -160,6 +162,8 @@ fn parse(path: &Path, response: Response<'_>) -> Result<Parsed, DataError> {
 fn parse_unquoted(path: &Path, response: Response<'_>) -> Result<Parsed, Fail> {
     let mut head: Option<(Vec<String>, Option<usize>)> = None;
     let (mut x, mut y, mut lines) = (Vec::new(), Vec::new(), Vec::new());
+    // Values of `x` parsed so far; past them, zeros (fresh pages until written).
+    let mut filled = 0usize;
     let size = std::fs::metadata(path).map_or(0.0, |m| m.len() as f64);
     let mut reserved = false;
     let sha256 = chunked::read_blocks(
@@ -177,25 +181,45 @@ fn parse_unquoted(path: &Path, response: Response<'_>) -> Result<Parsed, Fail> {
             }
             let (header, t) = head.as_ref().expect("read above");
             let pieces = chunked::par_pieces(block, first, |p, l| piece(path, p, l, header, *t))?;
-            for p in pieces {
-                x.extend_from_slice(&p.x);
-                y.extend_from_slice(&p.y);
-                lines.extend_from_slice(&p.lines);
-            }
+            let values: usize = pieces.iter().map(|p| p.x.len()).sum();
             if !reserved {
                 reserved = true;
                 // The rest of the file at the first block's bytes a row, and a little
-                // over: no copy of a large design as it grows (pages not written to
-                // are never resident).
+                // over (room for a bias column too): zeros the allocator takes from
+                // fresh pages, so the design is not copied as it grows and pages it
+                // does not reach are never resident.
                 let more = 1.02 * (size - block.len() as f64).max(0.0) / block.len() as f64;
-                x.reserve((x.len() as f64 * more) as usize);
-                y.reserve((y.len() as f64 * more) as usize);
-                lines.reserve((lines.len() as f64 * more) as usize);
+                x = vec![0.0f32; values + (values as f64 * more) as usize];
+                let rows: usize = pieces.iter().map(|p| p.y.len()).sum();
+                y.reserve(rows + (rows as f64 * more) as usize);
+                lines.reserve(rows + (rows as f64 * more) as usize);
+            }
+            if x.len() < filled + values {
+                x.resize(filled + values, 0.0);
+            }
+            // Each piece's values into their place, in parallel (the first write to a
+            // page is the costly part).
+            let mut rest = &mut x[filled..filled + values];
+            let mut places = Vec::with_capacity(pieces.len());
+            for p in &pieces {
+                let (this, after) = std::mem::take(&mut rest).split_at_mut(p.x.len());
+                places.push(this);
+                rest = after;
+            }
+            places
+                .into_par_iter()
+                .zip(&pieces)
+                .for_each(|(place, p)| place.copy_from_slice(&p.x));
+            filled += values;
+            for p in pieces {
+                y.extend_from_slice(&p.y);
+                lines.extend_from_slice(&p.lines);
             }
             Ok(())
         },
         Fail::Data,
     )?;
+    x.truncate(filled);
     let Some((header, response)) = head else {
         return Err(Fail::Data(DataError::new(
             path,
@@ -347,4 +371,49 @@ pub fn parse_columns(path: &Path, input: impl std::io::Read) -> Result<Table, Da
         return Err(DataError::new(path, 0, "no data rows"));
     }
     Ok((header, values, lines))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file of several blocks whose later rows are shorter than the first block's
+    /// (so the design outgrows the room the first block reserved) reads every row in
+    /// order, each value in place, with the hash of its bytes.
+    #[test]
+    fn rows_past_the_first_blocks_estimate_land_in_order() {
+        use sha2::Digest;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("blocks.csv");
+        let long = chunked::BLOCK / 40 + 1_000;
+        let short = 2_000_000;
+        let mut text = String::from("a,b,y\n");
+        for i in 0..long {
+            text.push_str(&format!("{:.14},-0.00000000001234,1\n", i as f64 * 1e-6));
+        }
+        for i in 0..short {
+            text.push_str(&format!("{},{},0\n", i % 7, i % 5));
+        }
+        std::fs::write(&path, &text).unwrap();
+        let (data, sha) = read_hashed(&path, None).unwrap();
+        assert_eq!(
+            sha,
+            super::super::registry::hex(&sha2::Sha256::digest(&text))
+        );
+        assert_eq!(data.len(), long + short);
+        assert_eq!(data.lines[long + short - 1], long + short + 1);
+        let Features::Dense { x, d } = &data.features else {
+            panic!("a dense design");
+        };
+        assert_eq!((*d, x.len()), (2, 2 * (long + short)));
+        for i in (0..long).step_by(997) {
+            assert_eq!(x[2 * i], (i as f64 * 1e-6) as f32, "row {i}");
+            assert_eq!(data.y[i], 1.0);
+        }
+        for i in (0..short).step_by(991) {
+            let r = long + i;
+            assert_eq!((x[2 * r], x[2 * r + 1]), ((i % 7) as f32, (i % 5) as f32));
+            assert_eq!(data.y[r], 0.0);
+        }
+    }
 }
