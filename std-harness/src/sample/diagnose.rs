@@ -63,6 +63,15 @@ impl Scan {
 /// fewer than 4; the error when a chain's draws cannot be read back (its `.npy` file cut
 /// short or gone), which ends the run instead of letting it sample on blind.
 pub fn scan(chains: &[Chain], d: usize, len: usize) -> Result<Option<Scan>, String> {
+    Ok(scan_params(chains, d, len)?.map(|per| worst(&per)))
+}
+
+/// [`scan`]'s diagnostics of each parameter.
+pub fn scan_params(
+    chains: &[Chain],
+    d: usize,
+    len: usize,
+) -> Result<Option<Vec<diagnostics::Diagnostics>>, String> {
     let Some(min_len) = chains.iter().map(Chain::kept).min() else {
         return Ok(None);
     };
@@ -83,7 +92,11 @@ pub fn scan(chains: &[Chain], d: usize, len: usize) -> Result<Option<Scan>, Stri
             Ok(values.iter().map(|v| diagnostics::diagnostics(v)).collect())
         })
         .collect::<Result<_, String>>()?;
-    let per: Vec<diagnostics::Diagnostics> = groups.into_iter().flatten().collect();
+    Ok(Some(groups.into_iter().flatten().collect()))
+}
+
+/// The smallest ESS and the largest R̂ of `per` (NaN when any is).
+pub fn worst(per: &[diagnostics::Diagnostics]) -> Scan {
     let nan_max = |a: f64, b: f64| {
         if b.is_nan() || a.is_nan() {
             f64::NAN
@@ -98,11 +111,27 @@ pub fn scan(chains: &[Chain], d: usize, len: usize) -> Result<Option<Scan>, Stri
             a.min(b)
         }
     };
-    Ok(Some(Scan {
+    Scan {
         min_bulk: per.iter().map(|p| p.ess_bulk).fold(f64::INFINITY, nan_min),
         min_tail: per.iter().map(|p| p.ess_tail).fold(f64::INFINITY, nan_min),
         max_rhat: per.iter().map(|p| p.rhat).fold(f64::NEG_INFINITY, nan_max),
-    }))
+    }
+}
+
+/// The split R̂ that chance alone leaves a parameter of bulk ESS `ess` under, from
+/// `chains` chains in equilibrium, as the largest of `d` parameters' (all `d` under it
+/// but one time in twenty). Split in halves, `m = 2·chains` pieces of `n_e = ess/m`
+/// effective draws each give `R̂² ≈ 1 + χ²_{m−1}/((m − 1) n_e)`: the spread of the
+/// pieces' means about their grand mean is that of `m` means of `n_e` draws (Gelman &
+/// Rubin 1992; Vehtari et al. 2021, eq. 4).
+pub fn rhat_noise(ess: f64, chains: usize, d: usize) -> f64 {
+    use statrs::distribution::{ChiSquared, ContinuousCDF};
+    let m = 2 * chains.max(1);
+    let Ok(chi) = ChiSquared::new((m - 1) as f64) else {
+        return f64::INFINITY;
+    };
+    let q = chi.inverse_cdf(1.0 - 0.05 / d.max(1) as f64);
+    (1.0 + q * m as f64 / ((m - 1) as f64 * ess.max(1.0))).sqrt()
 }
 
 /// Parameters whose draws one pass over the rows gathers: sixteen f32 are one cache line

@@ -21,7 +21,7 @@ use rayon::prelude::*;
 use sgld::sampler::{ChainState, Mala, MalaInfo};
 
 use super::adapt::{self, DualAveraging};
-use super::blocks::{Blocks, WARMUP_RHAT, sample_to_target};
+use super::blocks::{Blocks, sample_to_target, warmed_up};
 use super::chains::{self, Chain, Sampled};
 use super::diagnose;
 use super::hmc::Hmc;
@@ -670,7 +670,7 @@ fn warm_up(
 }
 
 /// Whether the chains agree: split R̂ over their draws since `from` (the first window
-/// of the round), at most [`WARMUP_RHAT`].
+/// of the round), as [`warmed_up`] judges it.
 fn judge(w: &mut Warm, chains: &[Chain], d: usize, from: Option<&[usize]>) -> Result<(), String> {
     let judged = chains
         .iter()
@@ -678,9 +678,9 @@ fn judge(w: &mut Warm, chains: &[Chain], d: usize, from: Option<&[usize]>) -> Re
         .map(|(c, &f)| c.kept() - f)
         .min()
         .unwrap_or(0);
-    if let Some(s) = diagnose::scan(chains, d, judged)? {
-        w.rhat = s.max_rhat;
-        w.converged = s.max_rhat <= WARMUP_RHAT;
+    if let Some(per) = diagnose::scan_params(chains, d, judged)? {
+        w.rhat = diagnose::worst(&per).max_rhat;
+        w.converged = warmed_up(&per, chains.len());
     }
     Ok(())
 }

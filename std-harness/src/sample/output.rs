@@ -334,7 +334,12 @@ fn warmup_line(s: &Summary) -> Option<String> {
         ("draws", None) => format!("{kind} from the warm-up draws"),
         _ => format!("{kind} (Laplace)"),
     };
-    let agree = if w.converged {
+    let agree = if w.converged && w.rhat > super::blocks::WARMUP_RHAT {
+        format!(
+            ", chains agree (R̂ {:.3}, within chance for the few effective draws of {} parameters)",
+            w.rhat, s.dim
+        )
+    } else if w.converged {
         format!(", chains agree (R̂ {:.3})", w.rhat)
     } else {
         String::new()
