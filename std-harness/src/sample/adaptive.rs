@@ -15,7 +15,7 @@ use sgld::schedule::Constant;
 
 use super::adapt;
 use super::bias;
-use super::blocks::{Blocks, sample_to_target, warmed_up};
+use super::blocks::{Blocks, WARMUP_RHAT, sample_to_target};
 use super::chains::{self, Chain, Estimator, Sampled, SharedEstimator, Stretch};
 use super::diagnose;
 use super::exact;
@@ -452,11 +452,12 @@ fn rounds(ula: &Ula<'_>, lap: &Laplace, w: &mut Warm) -> Result<(), String> {
             return Ok(());
         }
         let half = w.chains.iter().map(Chain::kept).min().unwrap_or(0) / 2;
-        if let Some(per) = diagnose::scan_params(&w.chains, d, half)? {
-            let s = diagnose::worst(&per);
+        if let Some(s) = diagnose::scan(&w.chains, d, half)? {
             w.rhat = s.max_rhat;
             w.rate = Some(s.min_bulk.min(s.min_tail) / (w.steps / 2).max(1) as f64);
-            if warmed_up(&per, w.chains.len()) {
+            // The fixed threshold: each round also sets the step from the noise where
+            // the chains are, which a round ended early would leave coarser.
+            if s.max_rhat <= WARMUP_RHAT {
                 w.converged = true;
             }
         }

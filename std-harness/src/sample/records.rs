@@ -90,8 +90,9 @@ pub struct WarmupSummary {
     pub mode_log_posterior: f64,
     /// Warm-up steps per chain (never summarised).
     pub steps: u64,
-    /// Whether the chains agreed (split R̂ ≤ 1.05 over the warm-up's second half, or up
-    /// to 1.1 where that is within chance for a parameter's ESS) before the warm-up ended.
+    /// Whether the chains agreed (split R̂ ≤ 1.05 over the warm-up's second half; on the
+    /// whole data set, up to 1.1 where that is within chance for a parameter's ESS)
+    /// before the warm-up ended.
     pub converged: bool,
     /// The largest split R̂ over the warm-up's second half at its end.
     pub rhat: f64,
