@@ -497,19 +497,19 @@ fn read(path: &Path, target: Option<&str>) -> Result<Dataset, DataError> {
             if let Some((_, v)) = response.first() {
                 yg.copy_from_slice(v);
             }
+            let cols: Vec<(usize, &[f32])> = features
+                .iter()
+                .map(|&(&j, v)| (feature(j), v.as_slice()))
+                .collect();
             xg.par_chunks_mut(COPY_ROWS * d.max(1))
                 .enumerate()
                 .for_each(|(c, block)| {
                     let r0 = c * COPY_ROWS;
-                    let cols: Vec<(usize, &[f32])> = features
-                        .iter()
-                        .map(|&(&j, v)| (feature(j), &v[r0..]))
-                        .collect();
                     // Row by row: the batch's columns fill one or two cache lines of
                     // each row, written once.
                     for (i, row) in block.chunks_exact_mut(d).enumerate() {
                         for &(k, v) in &cols {
-                            row[k] = v[i];
+                            row[k] = v[r0 + i];
                         }
                     }
                 });

@@ -21,15 +21,15 @@ pub const WARMUP_RHAT_NOISY: f64 = 1.1;
 
 /// Whether chains whose parameters have the diagnostics `per` have warmed up: each
 /// parameter's R̂ at most [`WARMUP_RHAT`], or at most what chance leaves one of `per.len()`
-/// parameters of its bulk ESS under ([`diagnose::rhat_noise`]) up to
+/// parameters of its bulk ESS under ([`diagnose::ChanceRhat`]) up to
 /// [`WARMUP_RHAT_NOISY`]. Over a thousand parameters, 300 warm-up steps leave the least
 /// mixed ones an ESS near 100 and an R̂ near 1.055 in chains that agree, where an R̂ of
 /// up to 1.17 is chance.
 pub(crate) fn warmed_up(per: &[Diagnostics], chains: usize) -> bool {
+    let chance = diagnose::ChanceRhat::new(chains, per.len());
     per.iter().all(|p| {
         let allowed = if p.ess_bulk.is_finite() {
-            diagnose::rhat_noise(p.ess_bulk, chains, per.len())
-                .clamp(WARMUP_RHAT, WARMUP_RHAT_NOISY)
+            chance.at(p.ess_bulk).clamp(WARMUP_RHAT, WARMUP_RHAT_NOISY)
         } else {
             WARMUP_RHAT
         };

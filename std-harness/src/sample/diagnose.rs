@@ -120,18 +120,39 @@ pub fn worst(per: &[diagnostics::Diagnostics]) -> Scan {
 
 /// The split R̂ that chance alone leaves a parameter of bulk ESS `ess` under, from
 /// `chains` chains in equilibrium, as the largest of `d` parameters' (all `d` under it
-/// but one time in twenty). Split in halves, `m = 2·chains` pieces of `n_e = ess/m`
-/// effective draws each give `R̂² ≈ 1 + χ²_{m−1}/((m − 1) n_e)`: the spread of the
-/// pieces' means about their grand mean is that of `m` means of `n_e` draws (Gelman &
-/// Rubin 1992; Vehtari et al. 2021, eq. 4).
+/// but one time in twenty): [`ChanceRhat`] for one parameter.
 pub fn rhat_noise(ess: f64, chains: usize, d: usize) -> f64 {
-    use statrs::distribution::{ChiSquared, ContinuousCDF};
-    let m = 2 * chains.max(1);
-    let Ok(chi) = ChiSquared::new((m - 1) as f64) else {
-        return f64::INFINITY;
-    };
-    let q = chi.inverse_cdf(1.0 - 0.05 / d.max(1) as f64);
-    (1.0 + q * m as f64 / ((m - 1) as f64 * ess.max(1.0))).sqrt()
+    ChanceRhat::new(chains, d).at(ess)
+}
+
+/// The chance level of the largest split R̂ of `d` parameters from `chains` chains in
+/// equilibrium, as a function of a parameter's bulk ESS. Split in halves, `m = 2·chains`
+/// pieces of `n_e = ess/m` effective draws each give `R̂² ≈ 1 + χ²_{m−1}/((m − 1) n_e)`:
+/// the spread of the pieces' means about their grand mean is that of `m` means of `n_e`
+/// draws (Gelman & Rubin 1992; Vehtari et al. 2021, eq. 4). All `d` stay under it but
+/// one time in twenty: `χ²` at its `1 − 0.05/d` quantile, found once.
+#[derive(Debug, Clone, Copy)]
+pub struct ChanceRhat {
+    /// `q·m/(m − 1)`, `q` the quantile.
+    scale: f64,
+}
+
+impl ChanceRhat {
+    /// The level for `d` parameters of `chains` chains.
+    pub fn new(chains: usize, d: usize) -> Self {
+        use statrs::distribution::{ChiSquared, ContinuousCDF};
+        let m = 2 * chains.max(1);
+        let scale = match ChiSquared::new((m - 1) as f64) {
+            Ok(chi) => chi.inverse_cdf(1.0 - 0.05 / d.max(1) as f64) * m as f64 / (m - 1) as f64,
+            Err(_) => f64::INFINITY,
+        };
+        Self { scale }
+    }
+
+    /// The level for a parameter of bulk ESS `ess`.
+    pub fn at(&self, ess: f64) -> f64 {
+        (1.0 + self.scale / ess.max(1.0)).sqrt()
+    }
 }
 
 /// Parameters whose draws one pass over the rows gathers: sixteen f32 are one cache line
