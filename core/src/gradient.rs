@@ -339,14 +339,25 @@ fn sum_chunks<M: Model + ?Sized>(
     model: &M,
     out: &mut [f32],
     tmp: &mut [f32],
+    add: impl FnMut(&[usize], &mut [f32]),
+) {
+    sum_chunks_over(model, 0..model.len(), out, tmp, add);
+}
+
+/// [`sum_chunks`] over the items `range` alone (`out` and `tmp` of any one length).
+fn sum_chunks_over<M: Model + ?Sized>(
+    model: &M,
+    range: core::ops::Range<usize>,
+    out: &mut [f32],
+    tmp: &mut [f32],
     mut add: impl FnMut(&[usize], &mut [f32]),
 ) {
-    let n = model.len();
+    let n = range.end;
     let width = model.row_width().max(1);
     let per_sum = (model.dim() / width).clamp(1, MAX_CHUNKS_PER_SUM);
     crate::kernels::zero(out);
     let mut idx = [0usize; CHUNK];
-    let (mut start, mut k) = (0, 0usize);
+    let (mut start, mut k) = (range.start, 0usize);
     while start < n {
         let len = CHUNK.min(n - start);
         for (j, slot) in idx[..len].iter_mut().enumerate() {
@@ -408,6 +419,57 @@ pub fn full_log_posterior<M: Model + ?Sized>(
     });
     model.add_log_prior_grad(theta, grad);
     lp
+}
+
+/// The log likelihood and its gradient over the items `range` (no prior) at `k` points
+/// at once, interleaved as [`Model::add_log_lik_grads_interleaved`] takes them
+/// (`thetas[j·k + c]` is coordinate `j` of point `c`): `grads` (the same layout) and
+/// `values[c]`, summed as [`full_log_posterior`] sums, with `tmp` (as long as `grads`)
+/// as workspace. One read of each item serves every point, where chains run in lockstep
+/// split the data set among threads. Returns `false`, having written nothing, where the
+/// model has no interleaved pass, the lengths are not `d·k`, `d·k`, `d·k` and `k`, or
+/// `range` is not within the data set.
+///
+/// ```
+/// use sgld::gradient::{full_log_posterior, log_lik_grads_interleaved};
+/// use sgld::models::{Flat, LogisticSparse, Model, SparseRows};
+/// let (offsets, indices, y) = ([0, 2, 3], [0u32, 2, 1], [1.0, -1.0]);
+/// let model = LogisticSparse::new(SparseRows::new(&offsets, &indices, 3)?, &y, Flat)?;
+/// // Two points, interleaved: (0.1, 0.2, 0.3) and (−1, 0, 1).
+/// let thetas = [0.1, -1.0, 0.2, 0.0, 0.3, 1.0];
+/// let (mut grads, mut tmp, mut values) = ([0.0f32; 6], [0.0f32; 6], [0.0f64; 2]);
+/// assert!(log_lik_grads_interleaved(&model, &thetas, 2, 0..2, &mut grads, &mut tmp, &mut values));
+/// let (mut g, mut t) = ([0.0f32; 3], [0.0f32; 3]);
+/// let lp = full_log_posterior(&model, &[-1.0, 0.0, 1.0], &mut g, &mut t);
+/// assert!((values[1] - lp).abs() < 1e-6 && (grads[1] - g[0]).abs() < 1e-6);
+/// # Ok::<(), sgld::Error>(())
+/// ```
+pub fn log_lik_grads_interleaved<M: Model + ?Sized>(
+    model: &M,
+    thetas: &[f32],
+    k: usize,
+    range: core::ops::Range<usize>,
+    grads: &mut [f32],
+    tmp: &mut [f32],
+    values: &mut [f64],
+) -> bool {
+    let len = model.dim().checked_mul(k);
+    let fits = k > 0
+        && len == Some(thetas.len())
+        && len == Some(grads.len())
+        && len == Some(tmp.len())
+        && values.len() == k
+        && range.start <= range.end
+        && range.end <= model.len();
+    // An empty batch asks whether the model has the pass, adding nothing.
+    if !(fits && model.add_log_lik_grads_interleaved(thetas, k, &[], tmp, values)) {
+        return false;
+    }
+    values.fill(0.0);
+    sum_chunks_over(model, range, grads, tmp, |chunk, tmp| {
+        model.add_log_lik_grads_interleaved(thetas, k, chunk, tmp, values);
+    });
+    true
 }
 
 /// The gradient of [`full_log_posterior`] alone, into `grad` (one pass over the data

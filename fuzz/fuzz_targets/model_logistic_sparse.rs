@@ -58,6 +58,40 @@ fuzz_target!(|input: Input| {
             "difference at the centre {diff:?}"
         );
     }
+    // The interleaved pass: any count and lengths (refused unless they fit), any
+    // indices; each point's part the gradient of its own pass.
+    let k = (scale.to_bits() % 10) as usize;
+    let thetas: Vec<f32> = theta.iter().cycle().take(d * k).copied().collect();
+    let fits = (1..=8).contains(&k) && thetas.len() == d * k;
+    let (mut gs, mut vs) = (vec![0.0f32; thetas.len()], vec![0.0f64; k]);
+    let done = model.add_log_lik_grads_interleaved(&thetas, k, &raw, &mut gs, &mut vs);
+    assert_eq!(done, fits);
+    let mut short = vec![0.0f32; thetas.len().saturating_sub(1)];
+    assert!(!model.add_log_lik_grads_interleaved(&thetas, k, &raw, &mut short, &mut vs));
+    if fits && valid && theta.iter().all(|t| t.abs() <= 100.0) {
+        gs.fill(0.0);
+        vs.fill(0.0);
+        assert!(model.add_log_lik_grads_interleaved(&thetas, k, &batch, &mut gs, &mut vs));
+        let mut own = vec![0.0f32; d];
+        let value = model.add_log_lik_grad_and_value(&theta, &batch, &mut own);
+        let tol =
+            1e-4 * (1.0 + batch.len() as f32) * (1.0 + theta.iter().map(|t| t.abs()).sum::<f32>());
+        for c in 0..k {
+            assert!(
+                (vs[c] - value).abs() <= tol as f64 * 10.0,
+                "value {} vs {value}",
+                vs[c]
+            );
+            for j in 0..d {
+                assert!(
+                    (gs[j * k + c] - own[j]).abs() <= tol,
+                    "{} vs {}",
+                    gs[j * k + c],
+                    own[j]
+                );
+            }
+        }
+    }
     // The dense model on the same rows (duplicate indices count twice in both).
     if valid && theta.iter().all(|t| t.abs() <= 100.0) && n <= 64 {
         let mut x = vec![0.0f32; n * d];

@@ -1,10 +1,12 @@
 //! Model gradients at the workloads' shapes: a9a as index rows, bitmaps and dense (batch
-//! 10 and 100),
+//! 10 and 100), full-data passes of wide sparse rows for four chains (one by one and
+//! interleaved, as chains in lockstep take them),
 //! the §5.1 mixture (batch 1) and ICA's natural gradient (10 × 10, batch 100).
 
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group};
+use sgld::gradient::{full_log_posterior, log_lik_grads_interleaved};
 use sgld::ica::Ica;
 use sgld::models::{
     BitRows, Laplace, LogisticBits, LogisticDense, LogisticSparse, Model, SparseRows, TiedMixture,
@@ -77,6 +79,69 @@ fn logistic(c: &mut Criterion) {
     group.finish();
 }
 
+/// Four chains' full-data gradients on 5,000 rows × 50,000 binary features, 100 a row
+/// (text-like, wider than the L1 and L2 caches per chain): each chain's own pass against
+/// one interleaved pass for all four.
+fn lockstep(c: &mut Criterion) {
+    let (n, d, nnz, k) = (5_000usize, 50_000usize, 100usize, 4usize);
+    let mut rng = default_rng(11);
+    let (mut offsets, mut indices) = (vec![0usize], Vec::with_capacity(n * nnz));
+    for _ in 0..n {
+        let mut row: Vec<u32> = (0..nnz)
+            .map(|_| (rand_core::Rng::next_u64(&mut rng) % d as u64) as u32)
+            .collect();
+        row.sort_unstable();
+        row.dedup();
+        indices.extend(row);
+        offsets.push(indices.len());
+    }
+    let y: Vec<f32> = (0..n)
+        .map(|i| if i % 3 == 0 { 1.0 } else { -1.0 })
+        .collect();
+    let prior = Laplace::new(1.0).unwrap();
+    let model =
+        LogisticSparse::new(SparseRows::new(&offsets, &indices, d).unwrap(), &y, prior).unwrap();
+    let thetas: Vec<Vec<f32>> = (0..k)
+        .map(|c| {
+            (0..d)
+                .map(|j| ((j * 7 + c) % 13) as f32 * 0.01 - 0.06)
+                .collect()
+        })
+        .collect();
+    let interleaved: Vec<f32> = (0..d * k).map(|i| thetas[i % k][i / k]).collect();
+    let (mut g, mut tmp) = (vec![0.0f32; d], vec![0.0f32; d]);
+    let (mut gs, mut tmps, mut values) = (vec![0.0f32; d * k], vec![0.0f32; d * k], vec![0.0; k]);
+    let mut group = c.benchmark_group("full_data_chains");
+    group.throughput(Throughput::Elements((k * n) as u64));
+    group.bench_function("sparse_5000x50000_one_by_one", |b| {
+        b.iter(|| {
+            for theta in &thetas {
+                black_box(full_log_posterior(
+                    &model,
+                    black_box(theta),
+                    &mut g,
+                    &mut tmp,
+                ));
+            }
+        })
+    });
+    group.bench_function("sparse_5000x50000_interleaved", |b| {
+        b.iter(|| {
+            assert!(log_lik_grads_interleaved(
+                &model,
+                black_box(&interleaved),
+                k,
+                0..n,
+                &mut gs,
+                &mut tmps,
+                &mut values
+            ));
+            black_box(&gs);
+        })
+    });
+    group.finish();
+}
+
 fn mixture(c: &mut Criterion) {
     let mut rng = default_rng(6);
     let x: Vec<f32> = (0..100).map(|i| (i as f32 * 0.37).sin() * 2.0).collect();
@@ -129,4 +194,4 @@ fn ica(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, logistic, mixture, ica);
+criterion_group!(benches, logistic, lockstep, mixture, ica);

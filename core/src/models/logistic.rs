@@ -379,6 +379,75 @@ impl<'a, P: Prior, I: SparseIndex> LogisticSparse<'a, P, I> {
         imp::sparse_dot(self.rows.row(i), theta)
     }
 
+    /// The rows and labels of a chunk of at most [`ROWS`] indices: an index past the end
+    /// (and a lane past the chunk) gets y = 0 and an empty row, which add nothing.
+    #[inline(always)]
+    fn chunk(&self, chunk: &[usize]) -> ([&'a [I]; ROWS], [f32; ROWS]) {
+        let mut rows: [&[I]; ROWS] = [&[]; ROWS];
+        let mut y = [0.0f32; ROWS];
+        for (k, &i) in chunk.iter().enumerate().take(ROWS) {
+            y[k] = self.y.get(i).copied().unwrap_or(0.0);
+            rows[k] = self.rows.row(i);
+        }
+        (rows, y)
+    }
+
+    /// [`Model::add_log_lik_grads_interleaved`] for `K` points: each row's indices are
+    /// read once, and each index gathers the `K` points' coordinates and scatters their
+    /// `K` weights as one contiguous run (`false` where the lengths do not fit).
+    fn interleaved<const K: usize>(
+        &self,
+        thetas: &[f32],
+        batch: &[usize],
+        grads: &mut [f32],
+        values: &mut [f64],
+    ) -> bool {
+        let d = self.rows.dim();
+        let (th, th_rest) = thetas.as_chunks::<K>();
+        let (g, g_rest) = grads.as_chunks_mut::<K>();
+        if th.len() != d || g.len() != d || !th_rest.is_empty() || !g_rest.is_empty() {
+            return false;
+        }
+        let Ok(values) = <&mut [f64; K]>::try_from(values) else {
+            return false;
+        };
+        for chunk in batch.chunks(ROWS) {
+            let (rows, y) = self.chunk(chunk);
+            // The margins, point by point: `z[c][r] = θ_cᵀx_r`.
+            let mut z = [[0.0f32; ROWS]; K];
+            for (r, row) in rows.iter().enumerate().take(chunk.len()) {
+                let mut sum = [0.0f32; K];
+                for &j in *row {
+                    let t = &th[j.index()];
+                    for c in 0..K {
+                        sum[c] += t[c];
+                    }
+                }
+                for c in 0..K {
+                    z[c][r] = sum[c];
+                }
+            }
+            let w: [[f32; ROWS]; K] = core::array::from_fn(|c| weights(&y, &z[c], 1.0));
+            for (r, &i) in chunk.iter().enumerate() {
+                if let Some(&yi) = self.y.get(i) {
+                    for c in 0..K {
+                        values[c] += log_sigmoid(yi * z[c][r]) as f64;
+                    }
+                }
+            }
+            for (r, row) in rows.iter().enumerate().take(chunk.len()) {
+                let wr: [f32; K] = core::array::from_fn(|c| w[c][r]);
+                for &j in *row {
+                    let gj = &mut g[j.index()];
+                    for c in 0..K {
+                        gj[c] += wr[c];
+                    }
+                }
+            }
+        }
+        true
+    }
+
     /// [`Model::add_log_lik_grad`]'s pass, handing `row(i, margin)` each row's margin
     /// in the batch's order.
     #[inline(always)]
@@ -411,13 +480,7 @@ impl<'a, P: Prior, I: SparseIndex> LogisticSparse<'a, P, I> {
         mut weigh: impl FnMut(&[usize], &[&[I]; ROWS], &[f32; ROWS]) -> [f32; ROWS],
     ) {
         for chunk in batch.chunks(ROWS) {
-            let mut rows: [&[I]; ROWS] = [&[]; ROWS];
-            let mut y = [0.0f32; ROWS];
-            for (k, &i) in chunk.iter().enumerate() {
-                // An index past the end gets y = 0 and an empty row: it adds nothing.
-                y[k] = self.y.get(i).copied().unwrap_or(0.0);
-                rows[k] = self.rows.row(i);
-            }
+            let (rows, y) = self.chunk(chunk);
             // Touch every row's first index before any gather: these loads do not depend
             // on each other, so the rows' cache misses overlap instead of arriving one row
             // at a time behind each dot product (`black_box` keeps the unused loads).
@@ -452,6 +515,27 @@ impl<P: Prior, I: SparseIndex> Model for LogisticSparse<'_, P, I> {
     /// `yᵢ σ(−yᵢ βᵀxᵢ)` in one vector pass, then the scatter-adds.
     fn add_log_lik_grad(&self, theta: &[f32], batch: &[usize], grad: &mut [f32]) {
         self.add_chunks(theta, batch, grad, |_, _| {});
+    }
+    /// One read of each row's indices for up to eight points (chains in lockstep).
+    fn add_log_lik_grads_interleaved(
+        &self,
+        thetas: &[f32],
+        k: usize,
+        batch: &[usize],
+        grads: &mut [f32],
+        values: &mut [f64],
+    ) -> bool {
+        match k {
+            1 => self.interleaved::<1>(thetas, batch, grads, values),
+            2 => self.interleaved::<2>(thetas, batch, grads, values),
+            3 => self.interleaved::<3>(thetas, batch, grads, values),
+            4 => self.interleaved::<4>(thetas, batch, grads, values),
+            5 => self.interleaved::<5>(thetas, batch, grads, values),
+            6 => self.interleaved::<6>(thetas, batch, grads, values),
+            7 => self.interleaved::<7>(thetas, batch, grads, values),
+            8 => self.interleaved::<8>(thetas, batch, grads, values),
+            _ => false,
+        }
     }
     /// Each row's indices and its label (the row's extent is read to find them).
     #[inline]

@@ -145,6 +145,25 @@ pub trait Model {
         self.add_log_lik_grad(theta, batch, grad);
         self.log_lik(theta, batch)
     }
+
+    /// [`add_log_lik_grad_and_value`](Self::add_log_lik_grad_and_value) at `k` points
+    /// at once, interleaved: `thetas[j·k + c]` is coordinate `j` of point `c`, and
+    /// `grads[j·k + c] += ∂/∂θⱼ Σ_{i ∈ batch} log p(xᵢ|θ_c)`, `values[c] += Σ log p(xᵢ|θ_c)`.
+    /// One read of each row serves every point: chains run in lockstep share it. Returns
+    /// `false`, having added nothing, where the model has no such pass (the default), `k`
+    /// is not one it supports, or the lengths are not `d·k`, `d·k` and `k`.
+    #[inline]
+    fn add_log_lik_grads_interleaved(
+        &self,
+        thetas: &[f32],
+        k: usize,
+        batch: &[usize],
+        grads: &mut [f32],
+        values: &mut [f64],
+    ) -> bool {
+        let _ = (thetas, k, batch, grads, values);
+        false
+    }
 }
 
 impl<M: Model + ?Sized> Model for &M {
@@ -159,6 +178,17 @@ impl<M: Model + ?Sized> Model for &M {
     }
     fn add_log_lik_grad(&self, theta: &[f32], batch: &[usize], grad: &mut [f32]) {
         (**self).add_log_lik_grad(theta, batch, grad)
+    }
+    #[inline]
+    fn add_log_lik_grads_interleaved(
+        &self,
+        thetas: &[f32],
+        k: usize,
+        batch: &[usize],
+        grads: &mut [f32],
+        values: &mut [f64],
+    ) -> bool {
+        (**self).add_log_lik_grads_interleaved(thetas, k, batch, grads, values)
     }
     #[inline]
     fn scaled_grad(&self, theta: &[f32], batch: &[usize], s: f32, grad: &mut [f32]) {

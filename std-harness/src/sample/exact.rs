@@ -24,7 +24,8 @@ use super::adapt::{self, DualAveraging};
 use super::blocks::{Blocks, sample_to_target, warmed_up};
 use super::chains::{self, Chain, Sampled};
 use super::diagnose;
-use super::hmc::Hmc;
+use super::hmc::lockstep::{self, Lockstep, Slot};
+use super::hmc::{Hmc, HmcState};
 use super::metric_store::MetricStore;
 use super::options::SampleOptions;
 use super::problem::ModelSync;
@@ -346,26 +347,135 @@ fn transitions(
                 break;
             }
         };
-        counts.proposals += 1;
-        counts.accepted += info.accepted as u64;
-        if info.log_ratio.is_nan() || info.log_ratio < DIVERGENT_LOG_RATIO {
-            counts.divergent += 1;
-        }
-        if let Some(a) = da.as_deref_mut() {
-            a.update(info.accept_prob);
-        }
-        ch.steps_run += 1;
-        if ch.steps_run.is_multiple_of(thin) {
-            if let Err(err) = ch.draws.push(run.theta()) {
-                ch.failure = Some((ch.steps_run, err));
-                break;
-            }
-            ch.record.push(ch.steps_run, e as f32, e * thin as f64);
+        if !book(ch, &info, run.theta(), da.as_deref_mut(), e, thin, counts) {
+            break;
         }
         if (k + 1).is_multiple_of(tick) {
             bar.inc(tick);
         }
     }
+}
+
+/// Books a transition of `ch` at step `e` that left it at `theta`: its counts, the
+/// step's adaptation, every `thin`-th state kept; `false`, with the chain's failure
+/// set, where a state cannot be kept.
+fn book(
+    ch: &mut Chain,
+    info: &MalaInfo,
+    theta: &[f32],
+    da: Option<&mut DualAveraging>,
+    e: f64,
+    thin: u64,
+    counts: &mut Counts,
+) -> bool {
+    counts.proposals += 1;
+    counts.accepted += info.accepted as u64;
+    if info.log_ratio.is_nan() || info.log_ratio < DIVERGENT_LOG_RATIO {
+        counts.divergent += 1;
+    }
+    if let Some(a) = da {
+        a.update(info.accept_prob);
+    }
+    ch.steps_run += 1;
+    if ch.steps_run.is_multiple_of(thin) {
+        if let Err(err) = ch.draws.push(theta) {
+            ch.failure = Some((ch.steps_run, err));
+            return false;
+        }
+        ch.record.push(ch.steps_run, e as f32, e * thin as f64);
+    }
+    true
+}
+
+/// [`advance_all`] for HMC with the chains in lockstep ([`lockstep`]): each round, every
+/// running chain makes one transition with its own step and random numbers, and their
+/// leapfrog steps' gradients are taken together, one pass over the data for all.
+#[allow(clippy::too_many_arguments)]
+fn advance_lockstep(
+    chains: &mut [Chain],
+    das: &mut [DualAveraging],
+    hmc: &Hmc<'_>,
+    lock: &mut Lockstep,
+    steps: u64,
+    adapt: bool,
+    eps: f64,
+    thin: u64,
+    bars: &Bars,
+) -> Vec<Counts> {
+    bars.extend(steps);
+    let (thin, tick) = (thin.max(1), (steps / 100).max(1));
+    let mut counts = vec![Counts::default(); chains.len()];
+    let mut states: Vec<Option<HmcState>> = chains
+        .iter_mut()
+        .map(|ch| match ch.failure {
+            Some(_) => None,
+            None => hmc
+                .init(ch.theta.clone())
+                .map_err(|e| {
+                    ch.failure = Some((ch.steps_run, format!("cannot start the chain: {e}")))
+                })
+                .ok(),
+        })
+        .collect();
+    let hidden = ProgressBar::hidden();
+    for k in 0..steps {
+        let interrupted = crate::interrupt::requested();
+        let mut ids = Vec::with_capacity(chains.len());
+        let mut slots = Vec::with_capacity(chains.len());
+        for (c, ((ch, s), da)) in chains
+            .iter_mut()
+            .zip(&mut states)
+            .zip(das.iter())
+            .enumerate()
+        {
+            let Some(s) = s.as_mut() else { continue };
+            if interrupted {
+                ch.failure = Some((ch.steps_run, crate::interrupt::WHY.into()));
+                ch.theta = s.theta().to_vec();
+                continue;
+            }
+            ids.push(c);
+            let e = if adapt { da.step_size() } else { eps };
+            slots.push(Slot::new(s, &mut ch.rng, e));
+        }
+        if slots.is_empty() || interrupted {
+            break;
+        }
+        lockstep::transitions(hmc, lock, &mut slots);
+        let outcomes: Vec<_> = slots.iter_mut().map(|s| (s.h, s.outcome())).collect();
+        drop(slots);
+        for (c, (e, outcome)) in ids.into_iter().zip(outcomes) {
+            let (ch, state) = (&mut chains[c], &mut states[c]);
+            let Some(s) = state.as_ref() else { continue };
+            let kept = match outcome {
+                Ok(info) => book(
+                    ch,
+                    &info,
+                    s.theta(),
+                    adapt.then(|| &mut das[c]),
+                    e,
+                    thin,
+                    &mut counts[c],
+                ),
+                Err(err) => {
+                    ch.failure = Some((ch.steps_run + 1, err.to_string()));
+                    false
+                }
+            };
+            if !kept {
+                ch.theta = s.theta().to_vec();
+                *state = None;
+            } else if (k + 1).is_multiple_of(tick) {
+                bars.bars.get(c).unwrap_or(&hidden).inc(tick);
+            }
+        }
+    }
+    for (ch, s) in chains.iter_mut().zip(states) {
+        if let Some(s) = s {
+            ch.theta = s.theta().to_vec();
+        }
+    }
+    counts
 }
 
 /// Runs `steps` on every chain in parallel; returns each chain's counts.
@@ -380,6 +490,11 @@ fn advance_all(
     thin: u64,
     bars: &Bars,
 ) -> Vec<Counts> {
+    if let Kernel::Hmc(hmc) = kernel
+        && let Some(mut lock) = lockstep::workspace(hmc, chains.len())
+    {
+        return advance_lockstep(chains, das, hmc, &mut lock, steps, adapt, eps, thin, bars);
+    }
     bars.extend(steps);
     let hidden = ProgressBar::hidden();
     chains

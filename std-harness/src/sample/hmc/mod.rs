@@ -192,6 +192,35 @@ impl HmcState {
     }
 }
 
+/// A transition under way between its gradients, so that chains in lockstep
+/// ([`lockstep`]) can take each leapfrog step's gradients in one pass over the data.
+#[derive(Debug)]
+pub struct Leap {
+    /// The jittered step.
+    h: f64,
+    steps: usize,
+    /// Leapfrog steps completed.
+    done: usize,
+    /// The Hamiltonian at the start.
+    h0: f64,
+    info: MalaInfo,
+    /// The log density at the end (NaN until then).
+    log_p_new: f64,
+    diverged: bool,
+}
+
+impl Leap {
+    /// Whether the coming gradient is the trajectory's last (its value is wanted too).
+    fn last(&self) -> bool {
+        self.done + 1 == self.steps
+    }
+}
+
+/// The kinetic energy `½|r|²`.
+fn kinetic(r: &[f64]) -> f64 {
+    0.5 * r.iter().map(|x| x * x).sum::<f64>()
+}
+
 impl<'m> Hmc<'m> {
     /// HMC on `model` with `metric`; a Laplace prior's kinks of scale `laplace` followed
     /// exactly when given.
@@ -286,6 +315,8 @@ impl<'m> Hmc<'m> {
         }
         let inv = self.inv_scale;
         let tau = self.temperature;
+        // Branch-free (selects, and one check at the end), so that it runs in vectors.
+        let mut finite = true;
         for ((o, &g), &t) in out.iter_mut().zip(grad.iter()).zip(theta) {
             // The model's own Laplace gradient is −sign(θ)/b (0 at 0): added back.
             let k = if t > 0.0 {
@@ -296,9 +327,10 @@ impl<'m> Hmc<'m> {
                 0.0
             };
             *o = (g as f64 + k as f64) / tau;
-            if !o.is_finite() {
-                return None;
-            }
+            finite &= o.is_finite();
+        }
+        if !finite {
+            return None;
         }
         if let Some(sh) = self.shear {
             // The hub's Laplace term stays in the smooth part (a shear moves its kink off
@@ -359,26 +391,108 @@ impl<'m> Hmc<'m> {
         h: f64,
         rng: &mut R,
     ) -> Result<MalaInfo, Error> {
+        let mut leap = self.begin(s, h, rng)?;
+        while self.to_gradient(s, &mut leap) {
+            let log_p = if leap.last() {
+                full_log_posterior(self.model, &s.prop, &mut s.grad, &mut s.tmp)
+            } else {
+                full_grad_log_posterior(self.model, &s.prop, &mut s.grad, &mut s.tmp);
+                f64::NAN
+            };
+            self.after_gradient(s, &mut leap, log_p);
+        }
+        Ok(self.finish(s, leap, rng))
+    }
+
+    /// A transition's start: the jittered step, the momentum drawn, the first half kick
+    /// pending.
+    fn begin<R: Rng + ?Sized>(&self, s: &mut HmcState, h: f64, rng: &mut R) -> Result<Leap, Error> {
         if !(h.is_finite() && h > 0.0) {
             return Err(Error::InvalidStepSize { value: h });
         }
-        let tau = self.temperature;
         let steps = Self::leapfrog_steps(h);
         let h = h * (1.0 + JITTER * (2.0 * uniform(rng) - 1.0));
         fill_normal(rng, &mut s.noise);
         for (r, &z) in s.r.iter_mut().zip(&s.noise) {
             *r = z as f64;
         }
-        let kinetic = |r: &[f64]| 0.5 * r.iter().map(|x| x * x).sum::<f64>();
-        let h0 = -s.log_p / tau + kinetic(&s.r);
+        let h0 = -s.log_p / self.temperature + kinetic(&s.r);
         self.position(&s.theta, &mut s.pos);
         s.force_prop.copy_from_slice(&s.force);
         let mut info = MalaInfo::default();
         info.step.step_size = h as f32;
-        let Some(log_p_new) = self.trajectory(s, h, steps) else {
-            return Ok(reject(info));
-        };
-        let log_a = h0 - (-log_p_new / tau + kinetic(&s.r));
+        // A full recomputation of the flow's acceleration once a trajectory (signs at 0).
+        s.sign.fill(0.0);
+        s.accel.fill(0.0);
+        // Every change of `r` is `Lᵀ` of something: the half kicks on either side of a
+        // position update and the flow's own change are summed into `pend` and applied
+        // by one product before the next flow (a leapfrog step reads `r` only there).
+        for (p, &f) in s.pend.iter_mut().zip(&s.force_prop) {
+            *p = 0.5 * h * f;
+        }
+        Ok(Leap {
+            h,
+            steps,
+            done: 0,
+            h0,
+            info,
+            log_p_new: f64::NAN,
+            diverged: false,
+        })
+    }
+
+    /// The next leapfrog step up to its gradient: `true` when the log posterior's
+    /// gradient at `prop` is wanted in `grad` (and, on the last step, its value),
+    /// `false` when the trajectory has ended or diverged.
+    fn to_gradient(&self, s: &mut HmcState, leap: &mut Leap) -> bool {
+        if leap.diverged || leap.done == leap.steps {
+            return false;
+        }
+        self.factor.add_t_times(1.0, &s.pend, &mut s.r);
+        if self.flow_deferred(s, leap.h).is_none() {
+            leap.diverged = true;
+            return false;
+        }
+        self.parameters(&s.pos, &mut s.prop);
+        if !s.prop.iter().all(|x| x.is_finite()) {
+            leap.diverged = true;
+            return false;
+        }
+        true
+    }
+
+    /// The leapfrog step's end from the gradient at `prop` in `grad` (and `log_p`,
+    /// the log posterior there, on the last step).
+    fn after_gradient(&self, s: &mut HmcState, leap: &mut Leap, log_p: f64) {
+        let last = leap.last();
+        if self
+            .force(&s.prop, &mut s.grad, &mut s.force_prop)
+            .is_none()
+        {
+            leap.diverged = true;
+            return;
+        }
+        let c = if last { 0.5 * leap.h } else { leap.h };
+        let kink = self.kink();
+        for ((p, &f), &w) in s.pend.iter_mut().zip(&s.force_prop).zip(&s.swept) {
+            *p = c * f - kink * w;
+        }
+        leap.done += 1;
+        if last {
+            self.factor.add_t_times(1.0, &s.pend, &mut s.r);
+            leap.log_p_new = log_p;
+        }
+    }
+
+    /// The Metropolis test at the trajectory's end (a rejection, without a draw, where
+    /// it diverged or its density is not finite).
+    fn finish<R: Rng + ?Sized>(&self, s: &mut HmcState, leap: Leap, rng: &mut R) -> MalaInfo {
+        let mut info = leap.info;
+        let log_p_new = leap.log_p_new;
+        if leap.diverged || !log_p_new.is_finite() {
+            return reject(info);
+        }
+        let log_a = leap.h0 - (-log_p_new / self.temperature + kinetic(&s.r));
         info.log_ratio = if log_a.is_nan() {
             f64::NEG_INFINITY
         } else {
@@ -391,44 +505,7 @@ impl<'m> Hmc<'m> {
             std::mem::swap(&mut s.force, &mut s.force_prop);
             s.log_p = log_p_new;
         }
-        Ok(info)
-    }
-
-    /// `steps` leapfrog steps of `h` from `pos`, `r` and `force_prop`: the log density
-    /// at the end (with `prop`, `force_prop` and `r` there), or `None` where the
-    /// trajectory diverged.
-    fn trajectory(&self, s: &mut HmcState, h: f64, steps: usize) -> Option<f64> {
-        // A full recomputation of the flow's acceleration once a trajectory (signs at 0).
-        s.sign.fill(0.0);
-        s.accel.fill(0.0);
-        // Every change of `r` is `Lᵀ` of something: the half kicks on either side of a
-        // position update and the flow's own change are summed into `pend` and applied
-        // by one product before the next flow (a leapfrog step reads `r` only there).
-        for (p, &f) in s.pend.iter_mut().zip(&s.force_prop) {
-            *p = 0.5 * h * f;
-        }
-        let kink = self.kink();
-        let mut log_p_new = f64::NAN;
-        for k in 0..steps {
-            self.factor.add_t_times(1.0, &s.pend, &mut s.r);
-            self.flow_deferred(s, h)?;
-            self.parameters(&s.pos, &mut s.prop);
-            if !s.prop.iter().all(|x| x.is_finite()) {
-                return None;
-            }
-            if k + 1 == steps {
-                log_p_new = full_log_posterior(self.model, &s.prop, &mut s.grad, &mut s.tmp);
-            } else {
-                full_grad_log_posterior(self.model, &s.prop, &mut s.grad, &mut s.tmp);
-            }
-            self.force(&s.prop, &mut s.grad, &mut s.force_prop)?;
-            let c = if k + 1 == steps { 0.5 * h } else { h };
-            for ((p, &f), &w) in s.pend.iter_mut().zip(&s.force_prop).zip(&s.swept) {
-                *p = c * f - kink * w;
-            }
-        }
-        self.factor.add_t_times(1.0, &s.pend, &mut s.r);
-        log_p_new.is_finite().then_some(log_p_new)
+        info
     }
 
     /// The flow's kink force per unit of `M s`: `1/(bτ)` (0 without a kinked prior).
@@ -651,5 +728,6 @@ fn reject(mut info: MalaInfo) -> MalaInfo {
     info
 }
 
+pub mod lockstep;
 #[cfg(test)]
 mod tests;

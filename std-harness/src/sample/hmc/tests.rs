@@ -463,3 +463,233 @@ fn hmc_sheared_into_the_hub_samples_exactly() {
         .with_shear(Some(&short));
     assert!(diag.shear.is_none());
 }
+
+/// Chains in lockstep against each chain alone, and against a posterior known exactly.
+mod lockstep {
+    use super::super::lockstep::*;
+    use super::super::{Hmc, HmcState};
+
+    use rand_core::SeedableRng;
+    use sgld::models::{Laplace, LogisticSparse, SparseRows};
+    use sgld::noise::DefaultRng;
+
+    use crate::sample::metric_store::MetricStore;
+
+    /// Rows of `nnz` distinct features among `d`, labels ±1, from a fixed generator.
+    fn rows(n: usize, d: usize, nnz: usize) -> (Vec<usize>, Vec<u32>, Vec<f32>) {
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        let (mut offsets, mut idx, mut y) = (vec![0], Vec::new(), Vec::new());
+        for _ in 0..n {
+            let mut r: Vec<u32> = Vec::new();
+            while r.len() < nnz {
+                let j = (next() % d as u64) as u32;
+                if !r.contains(&j) {
+                    r.push(j);
+                }
+            }
+            r.sort_unstable();
+            idx.extend(r);
+            offsets.push(idx.len());
+            y.push(if next() % 3 == 0 { 1.0 } else { -1.0 });
+        }
+        (offsets, idx, y)
+    }
+
+    #[test]
+    fn lockstep_transitions_are_each_chains_own() {
+        let (d, n) = (40, 300);
+        let (offsets, idx, y) = rows(n, d, 5);
+        let prior = Laplace::new(1.0).unwrap();
+        let model =
+            LogisticSparse::new(SparseRows::new(&offsets, &idx, d).unwrap(), &y, prior).unwrap();
+        let metric = MetricStore::Diagonal((0..d).map(|j| 0.3 + 0.01 * j as f32).collect());
+        let hmc = Hmc::new(&model, &metric, Some(1.0), 1.0, None).unwrap();
+        let starts: Vec<Vec<f32>> = (0..4)
+            .map(|c| {
+                (0..d)
+                    .map(|j| ((j * 7 + c * 3) % 11) as f32 * 0.1 - 0.5)
+                    .collect()
+            })
+            .collect();
+        // Chain 2 is given a step that is not one: its transition fails, the others go on.
+        let steps = [0.2, 0.25, f64::NAN, 0.3];
+        let mut alone: Vec<HmcState> = starts
+            .iter()
+            .map(|t| hmc.init(t.clone()).unwrap())
+            .collect();
+        let mut locked: Vec<HmcState> = starts
+            .iter()
+            .map(|t| hmc.init(t.clone()).unwrap())
+            .collect();
+        let mut rng_alone: Vec<DefaultRng> = (0..4).map(DefaultRng::seed_from_u64).collect();
+        let mut rng_locked: Vec<DefaultRng> = (0..4).map(DefaultRng::seed_from_u64).collect();
+        let mut lock = workspace(&hmc, 4).expect("sparse logistic rows have the pass");
+        let mut accepted = 0;
+        for t in 0..25 {
+            let mut slots: Vec<Slot<'_, DefaultRng>> = locked
+                .iter_mut()
+                .zip(&mut rng_locked)
+                .zip(steps)
+                .map(|((s, r), h)| Slot::new(s, r, h))
+                .collect();
+            transitions(&hmc, &mut lock, &mut slots);
+            let outcomes: Vec<_> = slots.iter_mut().map(Slot::outcome).collect();
+            drop(slots);
+            for (c, outcome) in outcomes.into_iter().enumerate() {
+                let own = hmc.step(&mut alone[c], steps[c], &mut rng_alone[c]);
+                match (own, outcome) {
+                    (Ok(a), Ok(b)) => {
+                        assert_eq!(a.accepted, b.accepted, "transition {t} of chain {c}");
+                        assert!(
+                            (a.log_ratio - b.log_ratio).abs() < 1e-3 * (1.0 + a.log_ratio.abs())
+                        );
+                        accepted += a.accepted as usize;
+                    }
+                    (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+                    (a, b) => panic!("chain {c}, transition {t}: alone {a:?}, in lockstep {b:?}"),
+                }
+                let gap = alone[c]
+                    .theta()
+                    .iter()
+                    .zip(locked[c].theta())
+                    .map(|(a, b)| (a - b).abs())
+                    .fold(0.0f32, f32::max);
+                assert!(gap < 1e-3, "transition {t} of chain {c}: θ apart by {gap}");
+            }
+        }
+        assert!(accepted > 40, "{accepted} of 75 accepted");
+    }
+
+    #[test]
+    fn a_workspace_needs_the_pass_and_two_to_eight_chains() {
+        let (offsets, idx, y) = rows(50, 10, 3);
+        let prior = Laplace::new(1.0).unwrap();
+        let model =
+            LogisticSparse::new(SparseRows::new(&offsets, &idx, 10).unwrap(), &y, prior).unwrap();
+        assert!(Lockstep::new(&model, 1).is_none());
+        assert!(Lockstep::new(&model, MAX_CHAINS + 1).is_none());
+        assert!((2..=MAX_CHAINS).all(|k| Lockstep::new(&model, k).is_some()));
+        // A model without an interleaved pass: each chain alone.
+        let x = vec![0.5f32; 50 * 10];
+        let dense = sgld::models::LogisticDense::new(&x, &y, 10, prior).unwrap();
+        assert!(Lockstep::new(&dense, 4).is_none());
+    }
+
+    /// `log p(β)` of one coefficient whose feature is in rows of labels `ys` alone, under a
+    /// Laplace(`b`) prior.
+    fn log_density(beta: f64, ys: &[f32], b: f64) -> f64 {
+        let lik: f64 = ys
+            .iter()
+            .map(|&y| -(1.0 + (-(y as f64) * beta).exp()).ln())
+            .sum();
+        lik - beta.abs() / b
+    }
+
+    /// Mean, second moment and P(β < 0) by quadrature.
+    fn moments(ys: &[f32], b: f64) -> [f64; 3] {
+        let (lo, hi, m) = (-15.0, 15.0, 300_000);
+        let dx = (hi - lo) / m as f64;
+        let mut acc = [0.0f64; 4];
+        for i in 0..m {
+            let x = lo + (i as f64 + 0.5) * dx;
+            let p = log_density(x, ys, b).exp();
+            acc[0] += p;
+            acc[1] += p * x;
+            acc[2] += p * x * x;
+            acc[3] += p * (x < 0.0) as u8 as f64;
+        }
+        [acc[1] / acc[0], acc[2] / acc[0], acc[3] / acc[0]]
+    }
+
+    /// The standard error of a chain's mean by batch means (20 batches).
+    fn mcse(x: &[f64]) -> f64 {
+        let b = x.len() / 20;
+        let means: Vec<f64> = x
+            .chunks_exact(b)
+            .map(|c| c.iter().sum::<f64>() / b as f64)
+            .collect();
+        let m = means.iter().sum::<f64>() / means.len() as f64;
+        let var = means.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / (means.len() - 1) as f64;
+        (var / means.len() as f64).sqrt()
+    }
+
+    #[test]
+    fn chains_in_lockstep_sample_a_posterior_known_exactly() {
+        // One feature a row: the posterior is a product of one-dimensional ones, each
+        // computed by quadrature, with the Laplace prior's kink at 0 in their mass.
+        let (d, b) = (3usize, 0.5f64);
+        let ys: [Vec<f32>; 3] = [
+            vec![1.0, 1.0, -1.0],
+            vec![-1.0, -1.0, -1.0, 1.0, -1.0],
+            vec![1.0],
+        ];
+        let (mut offsets, mut idx, mut y) = (vec![0], Vec::new(), Vec::new());
+        for (j, labels) in ys.iter().enumerate() {
+            for &l in labels {
+                idx.push(j as u32);
+                offsets.push(idx.len());
+                y.push(l);
+            }
+        }
+        let prior = Laplace::new(b as f32).unwrap();
+        let model =
+            LogisticSparse::new(SparseRows::new(&offsets, &idx, d).unwrap(), &y, prior).unwrap();
+        let metric = MetricStore::Diagonal(vec![0.5, 0.4, 0.8]);
+        let hmc = Hmc::new(&model, &metric, Some(b as f32), 1.0, None).unwrap();
+        let chains = 4;
+        let mut states: Vec<HmcState> = (0..chains)
+            .map(|c| hmc.init(vec![0.3 * c as f32 - 0.5; d]).unwrap())
+            .collect();
+        let mut rngs: Vec<DefaultRng> = (0..chains as u64)
+            .map(|c| DefaultRng::seed_from_u64(40 + c))
+            .collect();
+        let mut lock = workspace(&hmc, chains).unwrap();
+        let n = 20_000;
+        let mut draws = vec![vec![Vec::with_capacity(n); d]; chains];
+        for _ in 0..n {
+            let mut slots: Vec<Slot<'_, DefaultRng>> = states
+                .iter_mut()
+                .zip(&mut rngs)
+                .map(|(s, r)| Slot::new(s, r, 0.4))
+                .collect();
+            transitions(&hmc, &mut lock, &mut slots);
+            for s in &mut slots {
+                s.outcome().unwrap();
+            }
+            drop(slots);
+            for (c, s) in states.iter().enumerate() {
+                for (j, &t) in s.theta().iter().enumerate() {
+                    draws[c][j].push(t as f64);
+                }
+            }
+        }
+        for (j, labels) in ys.iter().enumerate() {
+            let [mean, second, neg] = moments(labels, b);
+            for (what, f, target) in [
+                ("mean", (|v: f64| v) as fn(f64) -> f64, mean),
+                ("second moment", |v: f64| v * v, second),
+                ("P(β < 0)", |v: f64| (v < 0.0) as u8 as f64, neg),
+            ] {
+                // Each chain's estimate, pooled with its standard error.
+                let (mut sum, mut var) = (0.0, 0.0);
+                for chain in &draws {
+                    let xs: Vec<f64> = chain[j].iter().map(|&v| f(v)).collect();
+                    sum += xs.iter().sum::<f64>() / n as f64;
+                    var += mcse(&xs).powi(2);
+                }
+                let got = sum / chains as f64;
+                let z = (got - target) / (var.sqrt() / chains as f64);
+                assert!(
+                    z.abs() < 4.5,
+                    "β{j} {what}: {got:.4} against {target:.4} (z = {z:.1})"
+                );
+            }
+        }
+    }
+}

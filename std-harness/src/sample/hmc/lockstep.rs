@@ -1,0 +1,208 @@
+//! Chains in lockstep: every chain's transition advances one leapfrog step at a time,
+//! and the steps' gradients are taken together, one pass over the data for all chains
+//! ([`sgld::gradient::log_lik_grads_interleaved`]), split among the threads by rows.
+//! A chain's own work between gradients (its kicks, its flow across the kinks, its
+//! Metropolis test) runs on its own thread as before, with its own step and random
+//! numbers, so each chain makes the same moves it makes alone, up to the rounding of
+//! the gradients' sums. A full-data gradient of sparse rows is bound by reading the
+//! rows' indices and gathering from θ: interleaved, one index serves every chain and
+//! the chains' coordinates sit in one cache line.
+
+use rand_core::Rng;
+use rayon::prelude::*;
+use sgld::Error;
+use sgld::gradient::log_lik_grads_interleaved;
+use sgld::sampler::MalaInfo;
+
+use super::{Hmc, HmcState, Leap};
+use crate::sample::problem::ModelSync;
+
+/// Chains a pass serves at most (the model's interleaved kernels take up to eight).
+pub const MAX_CHAINS: usize = 8;
+
+/// The workspace of interleaved full-data passes: the chains' positions, and per part
+/// of the rows its gradients, partial sums and log likelihoods.
+pub struct Lockstep {
+    d: usize,
+    thetas: Vec<f32>,
+    parts: Vec<Part>,
+}
+
+struct Part {
+    grads: Vec<f32>,
+    tmp: Vec<f32>,
+    values: Vec<f64>,
+}
+
+impl Lockstep {
+    /// The workspace for up to `chains` chains on `model`, or `None` where the model
+    /// has no interleaved pass or there is one chain (or more than [`MAX_CHAINS`]).
+    pub fn new(model: &dyn ModelSync, chains: usize) -> Option<Self> {
+        if !(2..=MAX_CHAINS).contains(&chains) {
+            return None;
+        }
+        let d = model.dim();
+        let len = d.checked_mul(chains)?;
+        let (mut g, mut t, mut v) = (vec![0.0f32; len], vec![0.0f32; len], vec![0.0; chains]);
+        let thetas = vec![0.0f32; len];
+        // An empty range asks whether the model has the pass.
+        if !log_lik_grads_interleaved(model, &thetas, chains, 0..0, &mut g, &mut t, &mut v) {
+            return None;
+        }
+        // A part per thread, each a few thousand rows at least.
+        let n = model.len();
+        let parts = rayon::current_num_threads().clamp(1, n.div_ceil(4096).max(1));
+        Some(Self {
+            d,
+            thetas,
+            parts: (0..parts)
+                .map(|_| Part {
+                    grads: vec![0.0; len],
+                    tmp: vec![0.0; len],
+                    values: vec![0.0; chains],
+                })
+                .collect(),
+        })
+    }
+
+    /// The log posterior's gradient at each state's `prop`, into its `grad`; the log
+    /// posteriors returned in order where `value` says (NaN elsewhere).
+    fn gradients(
+        &mut self,
+        model: &dyn ModelSync,
+        states: &mut [&mut HmcState],
+        value: &[bool],
+    ) -> Vec<f64> {
+        let (d, k) = (self.d, states.len());
+        let n = model.len();
+        for (c, s) in states.iter().enumerate() {
+            for (j, &t) in s.prop.iter().enumerate() {
+                self.thetas[j * k + c] = t;
+            }
+        }
+        let thetas = &self.thetas[..d * k];
+        let count = self.parts.len();
+        self.parts.par_iter_mut().enumerate().for_each(|(p, part)| {
+            let rows = p * n / count..(p + 1) * n / count;
+            let ok = log_lik_grads_interleaved(
+                model,
+                thetas,
+                k,
+                rows,
+                &mut part.grads[..d * k],
+                &mut part.tmp[..d * k],
+                &mut part.values[..k],
+            );
+            debug_assert!(ok, "the pass was checked when the workspace was made");
+        });
+        let (first, rest) = self.parts.split_first_mut().expect("one part at least");
+        for part in rest.iter() {
+            for (a, &b) in first.grads[..d * k].iter_mut().zip(&part.grads) {
+                *a += b;
+            }
+        }
+        let parts = &self.parts;
+        let grads = &parts[0].grads;
+        states
+            .par_iter_mut()
+            .zip(value)
+            .enumerate()
+            .map(|(c, (s, &value))| {
+                for (j, g) in s.grad.iter_mut().enumerate() {
+                    *g = grads[j * k + c];
+                }
+                model.add_log_prior_grad(&s.prop, &mut s.grad);
+                if value {
+                    model.log_prior(&s.prop) + parts.iter().map(|p| p.values[c]).sum::<f64>()
+                } else {
+                    f64::NAN
+                }
+            })
+            .collect()
+    }
+}
+
+/// The workspace for `chains` chains of `hmc` in lockstep, where its model has an
+/// interleaved pass ([`Lockstep::new`]).
+pub fn workspace(hmc: &Hmc<'_>, chains: usize) -> Option<Lockstep> {
+    Lockstep::new(hmc.model, chains)
+}
+
+/// A chain's transition in a lockstep round: its state, its trajectory, its random
+/// numbers.
+pub struct Slot<'a, R: Rng + Send> {
+    pub state: &'a mut HmcState,
+    pub rng: &'a mut R,
+    /// The step this transition was begun with.
+    pub h: f64,
+    leap: Option<Leap>,
+    outcome: Option<Result<MalaInfo, Error>>,
+}
+
+impl<'a, R: Rng + Send> Slot<'a, R> {
+    /// A transition of `state` at step `h` with `rng`'s numbers.
+    pub fn new(state: &'a mut HmcState, rng: &'a mut R, h: f64) -> Self {
+        Self {
+            state,
+            rng,
+            h,
+            leap: None,
+            outcome: None,
+        }
+    }
+
+    /// What the transition did (after [`transitions`]).
+    pub fn outcome(&mut self) -> Result<MalaInfo, Error> {
+        self.outcome.take().unwrap_or(Err(Error::InvalidParameter {
+            what: "a lockstep transition that did not run",
+        }))
+    }
+}
+
+/// One transition of every slot's chain under `hmc`, the chains' gradients taken
+/// together through `lock`: the same transitions as [`Hmc::step`] on each, but for the
+/// gradients' rounding.
+pub fn transitions<R: Rng + Send>(hmc: &Hmc<'_>, lock: &mut Lockstep, slots: &mut [Slot<'_, R>]) {
+    slots
+        .par_iter_mut()
+        .for_each(|s| match hmc.begin(s.state, s.h, s.rng) {
+            Ok(leap) => s.leap = Some(leap),
+            Err(e) => s.outcome = Some(Err(e)),
+        });
+    loop {
+        let wants: Vec<bool> = slots
+            .par_iter_mut()
+            .map(|s| match s.leap.as_mut() {
+                Some(leap) => hmc.to_gradient(s.state, leap),
+                None => false,
+            })
+            .collect();
+        let mut waiting: Vec<&mut Slot<'_, R>> = slots
+            .iter_mut()
+            .zip(&wants)
+            .filter_map(|(s, &w)| w.then_some(s))
+            .collect();
+        if waiting.is_empty() {
+            break;
+        }
+        let last: Vec<bool> = waiting
+            .iter()
+            .map(|s| s.leap.as_ref().is_some_and(Leap::last))
+            .collect();
+        let log_ps = {
+            let mut states: Vec<&mut HmcState> =
+                waiting.iter_mut().map(|s| &mut *s.state).collect();
+            lock.gradients(hmc.model, &mut states, &last)
+        };
+        waiting.par_iter_mut().zip(log_ps).for_each(|(s, lp)| {
+            if let Some(leap) = s.leap.as_mut() {
+                hmc.after_gradient(s.state, leap, lp);
+            }
+        });
+    }
+    slots.par_iter_mut().for_each(|s| {
+        if let Some(leap) = s.leap.take() {
+            s.outcome = Some(Ok(hmc.finish(s.state, leap, s.rng)));
+        }
+    });
+}
