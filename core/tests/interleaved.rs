@@ -2,7 +2,10 @@
 
 use proptest::prelude::*;
 use sgld::gradient::{full_log_posterior, log_lik_grads_interleaved};
-use sgld::models::{Flat, Gaussian, LogisticDense, LogisticSparse, Model, SparseRows};
+use sgld::models::{
+    DenseRows, Flat, Gaussian, Glm, LogisticDense, LogisticSparse, Logit, Model, Poisson, Probit,
+    SparseRows, ValuedRows,
+};
 
 /// Rows of distinct sorted indices below `d`, labels ±1.
 fn rows_strategy() -> impl Strategy<Value = (usize, Vec<Vec<u32>>, Vec<f32>)> {
@@ -18,6 +21,17 @@ fn rows_strategy() -> impl Strategy<Value = (usize, Vec<Vec<u32>>, Vec<f32>)> {
                 (d, rows.into_iter().map(|r| r.0).collect(), y)
             })
     })
+}
+
+/// Values in [−2, 2] on a grid of 0.001 from `seed` (xorshift).
+fn uniform(seed: u64) -> impl FnMut() -> f32 {
+    let mut s = seed | 1;
+    move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        (s % 4001) as f32 / 1000.0 - 2.0
+    }
 }
 
 fn csr(rows: &[Vec<u32>]) -> (Vec<usize>, Vec<u32>) {
@@ -68,13 +82,7 @@ proptest! {
         let wide = LogisticSparse::new(SparseRows::new(&offsets, &idx, d).unwrap(), &y, Flat).unwrap();
         let narrow =
             LogisticSparse::new(SparseRows::narrow(&offsets, &idx16, d).unwrap(), &y, Flat).unwrap();
-        let mut s = seed | 1;
-        let mut next = || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s % 4001) as f32 / 1000.0 - 2.0
-        };
+        let mut next = uniform(seed);
         let thetas: Vec<f32> = (0..d * k).map(|_| next()).collect();
         let (a, b) = ((cut.0 * n as f64) as usize, (cut.1 * n as f64) as usize);
         let range = a.min(b)..a.max(b);
@@ -107,6 +115,65 @@ proptest! {
         for j in 0..d {
             prop_assert!((grads[j * k + k - 1] - g[j]).abs() <= 1e-4 * (1.0 + g[j].abs()));
         }
+    }
+}
+
+/// Each of the `k` interleaved points' gradient and log likelihood over `batch` against
+/// the model's own one-point passes.
+fn check_against_own_passes(
+    model: &dyn Model,
+    thetas: &[f32],
+    k: usize,
+    batch: &[usize],
+) -> Result<(), TestCaseError> {
+    let d = model.dim();
+    let (mut grads, mut values) = (vec![0.0f32; d * k], vec![0.0; k]);
+    prop_assert!(model.add_log_lik_grads_interleaved(thetas, k, batch, &mut grads, &mut values));
+    for c in 0..k {
+        let theta: Vec<f32> = (0..d).map(|j| thetas[j * k + c]).collect();
+        let mut g = vec![0.0f32; d];
+        model.add_log_lik_grad(&theta, batch, &mut g);
+        let v = model.log_lik(&theta, batch);
+        let scale: f32 = g.iter().map(|x| x.abs()).sum::<f32>() + batch.len() as f32;
+        prop_assert!(
+            (values[c] - v).abs() <= 1e-4 * (1.0 + v.abs()),
+            "value {} vs {v}",
+            values[c]
+        );
+        for j in 0..d {
+            prop_assert!(
+                (grads[j * k + c] - g[j]).abs() <= 1e-5 * (1.0 + scale),
+                "grad {j} of point {c}: {} vs {}",
+                grads[j * k + c],
+                g[j]
+            );
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(100))]
+
+    #[test]
+    fn glms_on_sparse_rows_interleave_with_and_without_values(
+        (d, rows, y) in rows_strategy(),
+        k in 1usize..=8,
+        seed in any::<u64>(),
+        batch in prop::collection::vec(0usize..100, 0..40),
+    ) {
+        let (offsets, idx) = csr(&rows);
+        let mut next = uniform(seed);
+        let values: Vec<f32> = idx.iter().map(|_| next()).collect();
+        let thetas: Vec<f32> = (0..d * k).map(|_| next() * 0.5).collect();
+        let counts: Vec<f32> = y.iter().map(|&v| if v > 0.0 { 3.0 } else { 0.0 }).collect();
+        let sparse = SparseRows::new(&offsets, &idx, d).unwrap();
+        let valued = ValuedRows::new(sparse, &values).unwrap();
+        // Indices past the end (up to 99) add nothing, as in the one-point passes.
+        check_against_own_passes(&Glm::new(valued, &y, Logit, Flat).unwrap(), &thetas, k, &batch)?;
+        check_against_own_passes(&Glm::new(valued, &y, Probit, Flat).unwrap(), &thetas, k, &batch)?;
+        check_against_own_passes(&Glm::new(valued, &counts, Poisson, Flat).unwrap(), &thetas, k, &batch)?;
+        check_against_own_passes(&Glm::new(sparse, &y, Logit, Flat).unwrap(), &thetas, k, &batch)?;
     }
 }
 
@@ -158,6 +225,20 @@ fn what_does_not_fit_is_refused_and_nothing_written() {
     ));
     assert!(untouched(&grads, &values));
     assert!(!dense.add_log_lik_grads_interleaved(&thetas, 2, &[0, 1], &mut grads, &mut values));
+    // Nor a GLM on dense rows; one on sparse rows refuses lengths that do not fit.
+    let glm = Glm::new(DenseRows::new(&x, 3).unwrap(), &y, Logit, Flat).unwrap();
+    assert!(!glm.add_log_lik_grads_interleaved(&thetas, 2, &[0, 1], &mut grads, &mut values));
+    let sparse = Glm::new(SparseRows::new(&offsets, &idx, 3).unwrap(), &y, Logit, Flat).unwrap();
+    assert!(!sparse.add_log_lik_grads_interleaved(
+        &thetas[..5],
+        2,
+        &[0],
+        &mut grads[..5],
+        &mut values
+    ));
+    assert!(!sparse.add_log_lik_grads_interleaved(&thetas, 2, &[0], &mut grads, &mut values[..1]));
+    assert!(!sparse.add_log_lik_grads_interleaved(&thetas, 9, &[0], &mut grads, &mut values));
+    assert!(untouched(&grads, &values));
     // Indices past the end of the data add nothing, as in the one-point pass.
     let (mut grads, mut values) = ([0.0f32; 6], [0.0; 2]);
     assert!(model.add_log_lik_grads_interleaved(&thetas, 2, &[5, 99], &mut grads, &mut values));

@@ -2,7 +2,9 @@
 //! refuse responses outside the family and rows that are not whole; nothing panics on any
 //! θ or batch; with moderate θ and responses the gradient is finite, the sparse rows (binary
 //! and with values) give the dense rows' gradient, and the control variate's difference is
-//! 0 at its centre; the probit helpers are finite and ordered on any input.
+//! 0 at its centre; the interleaved pass of chains in lockstep takes any count, lengths and
+//! indices (the dense rows have none) and gives each point its own pass's gradient; the
+//! probit helpers are finite and ordered on any input.
 #![no_main]
 #[path = "common/mod.rs"]
 mod common;
@@ -93,6 +95,17 @@ fn check<F: Family, R: Design + Copy>(
     a.add_log_lik_grad(theta, &batch, &mut g);
     let _ = b.log_lik(theta, &batch);
     b.log_lik_grad_difference(theta, theta, &batch, &mut g);
+    // The interleaved pass: any count, any θ length, any indices; the dense rows have
+    // no such pass, the sparse ones take every count of one to eight that fits.
+    let k = raw_batch.len() % 10;
+    let mut gs = vec![0.0f32; theta.len()];
+    let mut vs = vec![0.0f64; k];
+    assert!(!a.add_log_lik_grads_interleaved(theta, k, &batch, &mut gs, &mut vs));
+    let fits = (1..=8).contains(&k) && theta.len() == d * k;
+    assert_eq!(
+        b.add_log_lik_grads_interleaved(theta, k, &batch, &mut gs, &mut vs),
+        fits
+    );
     // Moderate θ of the right length, batch indices in range: finite, and the same
     // gradient from both row kinds (sums of the same terms in another order).
     let moderate_y = y.iter().all(|v| v.abs() <= 1e6);
@@ -116,6 +129,28 @@ fn check<F: Family, R: Design + Copy>(
         );
     }
     assert!(a.log_lik(theta, &batch).is_finite());
+    // The same θ twice, interleaved: each its own pass's gradient and log likelihood.
+    let twice: Vec<f32> = theta.iter().flat_map(|&t| [t, t]).collect();
+    let (mut g2, mut v2) = (vec![0.0f32; 2 * d], [0.0f64; 2]);
+    assert!(b.add_log_lik_grads_interleaved(&twice, 2, &batch, &mut g2, &mut v2));
+    let mut own = vec![0.0f32; d];
+    b.add_log_lik_grad(theta, &batch, &mut own);
+    let lik = b.log_lik(theta, &batch);
+    for c in 0..2 {
+        assert!(
+            common::close(v2[c] as f32, lik as f32, mag, 64.0),
+            "{} vs {lik}",
+            v2[c]
+        );
+        for j in 0..d {
+            assert!(
+                common::close(g2[j * 2 + c], own[j], mag, 64.0),
+                "{} vs {}",
+                g2[j * 2 + c],
+                own[j]
+            );
+        }
+    }
     b.log_lik_grad_difference(theta, theta, &batch, &mut gb);
     assert!(
         gb.iter().all(|&v| v == 0.0),

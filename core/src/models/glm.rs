@@ -8,7 +8,7 @@
 //! one dot product and one scaled add a row, as for logistic regression (§5.2). A bias is
 //! an ordinary feature that is 1 in every row.
 
-use super::{BitRows, HALF_LN_TAU, Model, Prior, SparseRows, check_matrix};
+use super::{BitRows, HALF_LN_TAU, Model, Prior, SparseRows, check_matrix, interleaved_parts};
 use crate::error::{Error, check_len};
 use crate::kernels::{SparseIndex, imp};
 use crate::math::{log_sigmoid_f64, sigmoid};
@@ -166,6 +166,65 @@ pub trait Design {
     /// (the GLM's [`Model::row_width`]). The default, `dim`, says every row is full.
     fn row_width(&self) -> usize {
         self.dim()
+    }
+    /// Row `i`'s products with `K` points interleaved (`thetas[j][c]` is coordinate `j`
+    /// of point `c`): `out[c] = xᵢᵀθ_c` (0 for a row past the end), each feature read
+    /// once for all points. `false`, with nothing written, where the design has no such
+    /// kernel (the default).
+    fn dot_interleaved<const K: usize>(
+        &self,
+        i: usize,
+        thetas: &[[f32; K]],
+        out: &mut [f32; K],
+    ) -> bool {
+        let _ = (i, thetas, out);
+        false
+    }
+    /// `grads[j][c] += c[c]·x_ij` for `K` points interleaved, as
+    /// [`dot_interleaved`](Design::dot_interleaved); `false` where there is no such
+    /// kernel (the default).
+    fn add_scaled_interleaved<const K: usize>(
+        &self,
+        i: usize,
+        c: &[f32; K],
+        grads: &mut [[f32; K]],
+    ) -> bool {
+        let _ = (i, c, grads);
+        false
+    }
+}
+
+/// `Σ v·θ_j` over a row's `(j, v)` for `K` interleaved points (a `j` outside `thetas`
+/// adds nothing).
+#[inline(always)]
+pub(crate) fn sparse_dot_interleaved<const K: usize>(
+    terms: impl Iterator<Item = (usize, f32)>,
+    thetas: &[[f32; K]],
+) -> [f32; K] {
+    let mut acc = [0.0f32; K];
+    for (j, v) in terms {
+        if let Some(t) = thetas.get(j) {
+            for c in 0..K {
+                acc[c] += v * t[c];
+            }
+        }
+    }
+    acc
+}
+
+/// `grads[j][c] += c[c]·v` over a row's `(j, v)` (a `j` outside `grads` adds nothing).
+#[inline(always)]
+pub(crate) fn sparse_add_interleaved<const K: usize>(
+    terms: impl Iterator<Item = (usize, f32)>,
+    c: &[f32; K],
+    grads: &mut [[f32; K]],
+) {
+    for (j, v) in terms {
+        if let Some(g) = grads.get_mut(j) {
+            for k in 0..K {
+                g[k] += c[k] * v;
+            }
+        }
     }
 }
 
@@ -406,6 +465,24 @@ impl<I: SparseIndex> Design for SparseRows<'_, I> {
     fn add_scaled(&self, i: usize, c: f32, grad: &mut [f32]) {
         imp::sparse_axpy(c, self.row(i), grad);
     }
+    fn dot_interleaved<const K: usize>(
+        &self,
+        i: usize,
+        thetas: &[[f32; K]],
+        out: &mut [f32; K],
+    ) -> bool {
+        *out = sparse_dot_interleaved(self.row(i).iter().map(|j| (j.index(), 1.0)), thetas);
+        true
+    }
+    fn add_scaled_interleaved<const K: usize>(
+        &self,
+        i: usize,
+        c: &[f32; K],
+        grads: &mut [[f32; K]],
+    ) -> bool {
+        sparse_add_interleaved(self.row(i).iter().map(|j| (j.index(), 1.0)), c, grads);
+        true
+    }
     fn prefetch(&self, i: usize) {
         crate::kernels::prefetch(self.row(i));
     }
@@ -526,6 +603,50 @@ impl<R: Design, F: Family, P: Prior> Model for Glm<'_, R, F, P> {
                 Some(F::log_lik(y as f64, self.rows.dot(i, theta) as f64))
             })
             .sum()
+    }
+    /// Where the design has interleaved kernels (sparse rows, with or without values):
+    /// each row read once for up to eight points.
+    fn add_log_lik_grads_interleaved(
+        &self,
+        thetas: &[f32],
+        k: usize,
+        batch: &[usize],
+        grads: &mut [f32],
+        values: &mut [f64],
+    ) -> bool {
+        per_count!(k, self.interleaved(thetas, batch, grads, values))
+    }
+}
+
+impl<R: Design, F: Family, P: Prior> Glm<'_, R, F, P> {
+    /// [`Model::add_log_lik_grads_interleaved`] for `K` points, through the design's
+    /// interleaved kernels (`false` where it has none or the lengths do not fit).
+    fn interleaved<const K: usize>(
+        &self,
+        thetas: &[f32],
+        batch: &[usize],
+        grads: &mut [f32],
+        values: &mut [f64],
+    ) -> bool {
+        let Some((th, g, values)) = interleaved_parts::<K>(self.rows.dim(), thetas, grads, values)
+        else {
+            return false;
+        };
+        let mut z = [0.0f32; K];
+        // A row past the end asks whether the design has the kernels.
+        if !self.rows.dot_interleaved(usize::MAX, th, &mut z) {
+            return false;
+        }
+        for &i in batch {
+            let Some(&y) = self.y.get(i) else { continue };
+            self.rows.dot_interleaved(i, th, &mut z);
+            let c: [f32; K] = core::array::from_fn(|c| F::score(y, z[c]));
+            for (v, &zc) in values.iter_mut().zip(&z) {
+                *v += F::log_lik(y as f64, zc as f64);
+            }
+            self.rows.add_scaled_interleaved(i, &c, g);
+        }
+        true
     }
 }
 

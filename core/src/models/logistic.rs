@@ -4,7 +4,7 @@
 //! Per-example gradient (§5.2): `∇_β log p(yᵢ|xᵢ) = σ(−yᵢ βᵀxᵢ) yᵢ xᵢ`. A bias is an
 //! ordinary feature that is 1 in every row (a column of ones, or one more index).
 
-use super::{DenseRows, Design, Model, Prior};
+use super::{DenseRows, Design, Model, Prior, interleaved_parts};
 use crate::error::{Error, check_len};
 use crate::kernels::check_bitmap;
 use crate::kernels::{SparseIndex, imp};
@@ -402,13 +402,8 @@ impl<'a, P: Prior, I: SparseIndex> LogisticSparse<'a, P, I> {
         grads: &mut [f32],
         values: &mut [f64],
     ) -> bool {
-        let d = self.rows.dim();
-        let (th, th_rest) = thetas.as_chunks::<K>();
-        let (g, g_rest) = grads.as_chunks_mut::<K>();
-        if th.len() != d || g.len() != d || !th_rest.is_empty() || !g_rest.is_empty() {
-            return false;
-        }
-        let Ok(values) = <&mut [f64; K]>::try_from(values) else {
+        let Some((th, g, values)) = interleaved_parts::<K>(self.rows.dim(), thetas, grads, values)
+        else {
             return false;
         };
         for chunk in batch.chunks(ROWS) {
@@ -525,17 +520,7 @@ impl<P: Prior, I: SparseIndex> Model for LogisticSparse<'_, P, I> {
         grads: &mut [f32],
         values: &mut [f64],
     ) -> bool {
-        match k {
-            1 => self.interleaved::<1>(thetas, batch, grads, values),
-            2 => self.interleaved::<2>(thetas, batch, grads, values),
-            3 => self.interleaved::<3>(thetas, batch, grads, values),
-            4 => self.interleaved::<4>(thetas, batch, grads, values),
-            5 => self.interleaved::<5>(thetas, batch, grads, values),
-            6 => self.interleaved::<6>(thetas, batch, grads, values),
-            7 => self.interleaved::<7>(thetas, batch, grads, values),
-            8 => self.interleaved::<8>(thetas, batch, grads, values),
-            _ => false,
-        }
+        per_count!(k, self.interleaved(thetas, batch, grads, values))
     }
     /// Each row's indices and its label (the row's extent is read to find them).
     #[inline]

@@ -6,6 +6,24 @@
 //! mini-batch sum belongs to the gradient estimator, not to the model: the estimator
 //! passes it to [`Model::scaled_grad`].
 
+/// `self.f::<K>(args)` for `k` from 1 to 8, the counts of points the interleaved passes
+/// ([`Model::add_log_lik_grads_interleaved`]) take; `false` for any other count.
+macro_rules! per_count {
+    ($k:expr, $s:ident . $f:ident ($($a:expr),* $(,)?)) => {
+        match $k {
+            1 => $s.$f::<1>($($a),*),
+            2 => $s.$f::<2>($($a),*),
+            3 => $s.$f::<3>($($a),*),
+            4 => $s.$f::<4>($($a),*),
+            5 => $s.$f::<5>($($a),*),
+            6 => $s.$f::<6>($($a),*),
+            7 => $s.$f::<7>($($a),*),
+            8 => $s.$f::<8>($($a),*),
+            _ => false,
+        }
+    };
+}
+
 mod dist;
 mod gaussian_mean;
 mod glm;
@@ -232,6 +250,22 @@ impl<M: Model + ?Sized> Model for &M {
     fn add_log_lik_grad_and_value(&self, theta: &[f32], batch: &[usize], grad: &mut [f32]) -> f64 {
         (**self).add_log_lik_grad_and_value(theta, batch, grad)
     }
+}
+
+/// The points and gradients of an interleaved pass as `d` rows of `K` (and the `K` log
+/// likelihoods), or `None` where the lengths are not `d·K`, `d·K` and `K`.
+#[allow(clippy::type_complexity)]
+pub(crate) fn interleaved_parts<'a, const K: usize>(
+    d: usize,
+    thetas: &'a [f32],
+    grads: &'a mut [f32],
+    values: &'a mut [f64],
+) -> Option<(&'a [[f32; K]], &'a mut [[f32; K]], &'a mut [f64; K])> {
+    let (th, th_rest) = thetas.as_chunks::<K>();
+    let (g, g_rest) = grads.as_chunks_mut::<K>();
+    let values = <&mut [f64; K]>::try_from(values).ok()?;
+    let fits = th.len() == d && g.len() == d && th_rest.is_empty() && g_rest.is_empty();
+    fits.then_some((th, g, values))
 }
 
 /// Checks a row-major `rows × cols` matrix: length and finiteness.

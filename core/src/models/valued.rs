@@ -2,6 +2,7 @@
 //! LIBSVM data whose non-zeros are not all 1 — tf-idf text such as rcv1, news20 and
 //! real-sim — read by the generalised linear models ([`super::Glm`]).
 
+use super::glm::{sparse_add_interleaved, sparse_dot_interleaved};
 use super::{Design, SparseRows};
 use crate::error::{Error, check_len};
 use crate::kernels::SparseIndex;
@@ -80,6 +81,33 @@ impl<I: SparseIndex> Design for ValuedRows<'_, I> {
                 *g += c * v;
             }
         }
+    }
+    fn dot_interleaved<const K: usize>(
+        &self,
+        i: usize,
+        thetas: &[[f32; K]],
+        out: &mut [f32; K],
+    ) -> bool {
+        let (idx, val) = self.row(i);
+        *out = sparse_dot_interleaved(
+            idx.iter().map(|j| j.index()).zip(val.iter().copied()),
+            thetas,
+        );
+        true
+    }
+    fn add_scaled_interleaved<const K: usize>(
+        &self,
+        i: usize,
+        c: &[f32; K],
+        grads: &mut [[f32; K]],
+    ) -> bool {
+        let (idx, val) = self.row(i);
+        sparse_add_interleaved(
+            idx.iter().map(|j| j.index()).zip(val.iter().copied()),
+            c,
+            grads,
+        );
+        true
     }
     fn prefetch(&self, i: usize) {
         let (idx, val) = self.row(i);

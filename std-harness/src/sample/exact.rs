@@ -405,18 +405,7 @@ fn advance_lockstep(
     bars.extend(steps);
     let (thin, tick) = (thin.max(1), (steps / 100).max(1));
     let mut counts = vec![Counts::default(); chains.len()];
-    let mut states: Vec<Option<HmcState>> = chains
-        .iter_mut()
-        .map(|ch| match ch.failure {
-            Some(_) => None,
-            None => hmc
-                .init(ch.theta.clone())
-                .map_err(|e| {
-                    ch.failure = Some((ch.steps_run, format!("cannot start the chain: {e}")))
-                })
-                .ok(),
-        })
-        .collect();
+    let mut states = hmc_states(hmc, chains);
     let hidden = ProgressBar::hidden();
     for k in 0..steps {
         let interrupted = crate::interrupt::requested();
@@ -476,6 +465,23 @@ fn advance_lockstep(
         }
     }
     counts
+}
+
+/// Each running chain's HMC state at its θ (`None` for a chain that has stopped, or
+/// cannot start there: its failure then says why).
+fn hmc_states(hmc: &Hmc<'_>, chains: &mut [Chain]) -> Vec<Option<HmcState>> {
+    chains
+        .iter_mut()
+        .map(|ch| match ch.failure {
+            Some(_) => None,
+            None => hmc
+                .init(ch.theta.clone())
+                .map_err(|e| {
+                    ch.failure = Some((ch.steps_run, format!("cannot start the chain: {e}")))
+                })
+                .ok(),
+        })
+        .collect()
 }
 
 /// Runs `steps` on every chain in parallel; returns each chain's counts.

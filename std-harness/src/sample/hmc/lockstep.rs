@@ -6,7 +6,10 @@
 //! numbers, so each chain makes the same moves it makes alone, up to the rounding of
 //! the gradients' sums. A full-data gradient of sparse rows is bound by reading the
 //! rows' indices and gathering from θ: interleaved, one index serves every chain and
-//! the chains' coordinates sit in one cache line.
+//! the chains' coordinates sit in one cache line. Models with such a pass: logistic
+//! regression and the GLMs on sparse rows, binary or with values; and only where a pass
+//! reads at least [`MIN_WORK`] values, below which the threads' joins at every leapfrog
+//! step cost more than the pass saves.
 
 use rand_core::Rng;
 use rayon::prelude::*;
@@ -19,6 +22,12 @@ use crate::sample::problem::ModelSync;
 
 /// Chains a pass serves at most (the model's interleaved kernels take up to eight).
 pub const MAX_CHAINS: usize = 8;
+
+/// Values a full-data pass reads (rows times their mean count of non-zeros) below which
+/// the chains run each alone: on small data the threads' joins at every leapfrog step
+/// cost more than the shared pass saves (2,000 rows of 30 values: two thirds of the
+/// chains' speed alone; 20,000 rows of 100: 1.4 times it).
+pub const MIN_WORK: usize = 1 << 18;
 
 /// The workspace of interleaved full-data passes: the chains' positions, and per part
 /// of the rows its gradients, partial sums and log likelihoods.
@@ -65,18 +74,13 @@ impl Lockstep {
         })
     }
 
-    /// The log posterior's gradient at each state's `prop`, into its `grad`; the log
-    /// posteriors returned in order where `value` says (NaN elsewhere).
-    fn gradients(
-        &mut self,
-        model: &dyn ModelSync,
-        states: &mut [&mut HmcState],
-        value: &[bool],
-    ) -> Vec<f64> {
-        let (d, k) = (self.d, states.len());
+    /// One interleaved pass at `props`, the chains' positions: the rows' parts summed
+    /// into the first part, for [`Lockstep::take`].
+    fn pass(&mut self, model: &dyn ModelSync, props: &[&[f32]]) {
+        let (d, k) = (self.d, props.len());
         let n = model.len();
-        for (c, s) in states.iter().enumerate() {
-            for (j, &t) in s.prop.iter().enumerate() {
+        for (c, prop) in props.iter().enumerate() {
+            for (j, &t) in prop.iter().enumerate() {
                 self.thetas[j * k + c] = t;
             }
         }
@@ -101,31 +105,35 @@ impl Lockstep {
                 *a += b;
             }
         }
-        let parts = &self.parts;
-        let grads = &parts[0].grads;
-        states
-            .par_iter_mut()
-            .zip(value)
-            .enumerate()
-            .map(|(c, (s, &value))| {
-                for (j, g) in s.grad.iter_mut().enumerate() {
-                    *g = grads[j * k + c];
-                }
-                model.add_log_prior_grad(&s.prop, &mut s.grad);
-                if value {
-                    model.log_prior(&s.prop) + parts.iter().map(|p| p.values[c]).sum::<f64>()
-                } else {
-                    f64::NAN
-                }
-            })
-            .collect()
+    }
+
+    /// From the last [`Lockstep::pass`] over `k` chains: chain `c`'s log posterior
+    /// gradient at `prop` into `grad`, and its log posterior where `value` (else NaN).
+    fn take(
+        &self,
+        model: &dyn ModelSync,
+        (c, k): (usize, usize),
+        prop: &[f32],
+        grad: &mut [f32],
+        value: bool,
+    ) -> f64 {
+        let sums = &self.parts[0].grads;
+        for (j, g) in grad.iter_mut().enumerate() {
+            *g = sums[j * k + c];
+        }
+        model.add_log_prior_grad(prop, grad);
+        match value {
+            true => model.log_prior(prop) + self.parts.iter().map(|p| p.values[c]).sum::<f64>(),
+            false => f64::NAN,
+        }
     }
 }
 
 /// The workspace for `chains` chains of `hmc` in lockstep, where its model has an
-/// interleaved pass ([`Lockstep::new`]).
+/// interleaved pass ([`Lockstep::new`]) and a pass reads at least [`MIN_WORK`] values.
 pub fn workspace(hmc: &Hmc<'_>, chains: usize) -> Option<Lockstep> {
-    Lockstep::new(hmc.model, chains)
+    let work = hmc.model.len().saturating_mul(hmc.model.row_width());
+    (work >= MIN_WORK).then(|| Lockstep::new(hmc.model, chains))?
 }
 
 /// A chain's transition in a lockstep round: its state, its trajectory, its random
@@ -136,6 +144,8 @@ pub struct Slot<'a, R: Rng + Send> {
     /// The step this transition was begun with.
     pub h: f64,
     leap: Option<Leap>,
+    /// Whether its trajectory waits for a gradient at `prop`.
+    wants: bool,
     outcome: Option<Result<MalaInfo, Error>>,
 }
 
@@ -147,6 +157,7 @@ impl<'a, R: Rng + Send> Slot<'a, R> {
             rng,
             h,
             leap: None,
+            wants: false,
             outcome: None,
         }
     }
@@ -163,41 +174,35 @@ impl<'a, R: Rng + Send> Slot<'a, R> {
 /// together through `lock`: the same transitions as [`Hmc::step`] on each, but for the
 /// gradients' rounding.
 pub fn transitions<R: Rng + Send>(hmc: &Hmc<'_>, lock: &mut Lockstep, slots: &mut [Slot<'_, R>]) {
+    // Each chain's start and its first leapfrog step up to the gradient, then per round
+    // one pass for the chains that want one, and on each chain's thread the rest of its
+    // step and the next one up to its gradient: two joins of the threads a leapfrog step.
     slots
         .par_iter_mut()
         .for_each(|s| match hmc.begin(s.state, s.h, s.rng) {
-            Ok(leap) => s.leap = Some(leap),
+            Ok(mut leap) => {
+                s.wants = hmc.to_gradient(s.state, &mut leap);
+                s.leap = Some(leap);
+            }
             Err(e) => s.outcome = Some(Err(e)),
         });
     loop {
-        let wants: Vec<bool> = slots
-            .par_iter_mut()
-            .map(|s| match s.leap.as_mut() {
-                Some(leap) => hmc.to_gradient(s.state, leap),
-                None => false,
-            })
-            .collect();
-        let mut waiting: Vec<&mut Slot<'_, R>> = slots
-            .iter_mut()
-            .zip(&wants)
-            .filter_map(|(s, &w)| w.then_some(s))
-            .collect();
+        let mut waiting: Vec<&mut Slot<'_, R>> = slots.iter_mut().filter(|s| s.wants).collect();
         if waiting.is_empty() {
             break;
         }
-        let last: Vec<bool> = waiting
-            .iter()
-            .map(|s| s.leap.as_ref().is_some_and(Leap::last))
-            .collect();
-        let log_ps = {
-            let mut states: Vec<&mut HmcState> =
-                waiting.iter_mut().map(|s| &mut *s.state).collect();
-            lock.gradients(hmc.model, &mut states, &last)
-        };
-        waiting.par_iter_mut().zip(log_ps).for_each(|(s, lp)| {
-            if let Some(leap) = s.leap.as_mut() {
-                hmc.after_gradient(s.state, leap, lp);
-            }
+        {
+            let props: Vec<&[f32]> = waiting.iter().map(|s| s.state.prop.as_slice()).collect();
+            lock.pass(hmc.model, &props);
+        }
+        let (lock, k) = (&*lock, waiting.len());
+        waiting.par_iter_mut().enumerate().for_each(|(c, s)| {
+            s.wants = false;
+            let Some(leap) = s.leap.as_mut() else { return };
+            let state = &mut *s.state;
+            let lp = lock.take(hmc.model, (c, k), &state.prop, &mut state.grad, leap.last());
+            hmc.after_gradient(state, leap, lp);
+            s.wants = hmc.to_gradient(state, leap);
         });
     }
     slots.par_iter_mut().for_each(|s| {

@@ -529,7 +529,7 @@ mod lockstep {
             .collect();
         let mut rng_alone: Vec<DefaultRng> = (0..4).map(DefaultRng::seed_from_u64).collect();
         let mut rng_locked: Vec<DefaultRng> = (0..4).map(DefaultRng::seed_from_u64).collect();
-        let mut lock = workspace(&hmc, 4).expect("sparse logistic rows have the pass");
+        let mut lock = Lockstep::new(&model, 4).expect("sparse logistic rows have the pass");
         let mut accepted = 0;
         for t in 0..25 {
             let mut slots: Vec<Slot<'_, DefaultRng>> = locked
@@ -575,6 +575,10 @@ mod lockstep {
         assert!(Lockstep::new(&model, 1).is_none());
         assert!(Lockstep::new(&model, MAX_CHAINS + 1).is_none());
         assert!((2..=MAX_CHAINS).all(|k| Lockstep::new(&model, k).is_some()));
+        // Fifty rows of three: too little work a pass to share it between the chains.
+        let metric = MetricStore::Diagonal(vec![1.0; 10]);
+        let hmc = Hmc::new(&model, &metric, Some(1.0), 1.0, None).unwrap();
+        assert!(50 * 3 < MIN_WORK && workspace(&hmc, 4).is_none());
         // A model without an interleaved pass: each chain alone.
         let x = vec![0.5f32; 50 * 10];
         let dense = sgld::models::LogisticDense::new(&x, &y, 10, prior).unwrap();
@@ -649,7 +653,7 @@ mod lockstep {
         let mut rngs: Vec<DefaultRng> = (0..chains as u64)
             .map(|c| DefaultRng::seed_from_u64(40 + c))
             .collect();
-        let mut lock = workspace(&hmc, chains).unwrap();
+        let mut lock = Lockstep::new(&model, chains).unwrap();
         let n = 20_000;
         let mut draws = vec![vec![Vec::with_capacity(n); d]; chains];
         for _ in 0..n {
