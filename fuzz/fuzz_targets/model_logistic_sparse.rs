@@ -59,9 +59,16 @@ fuzz_target!(|input: Input| {
         );
     }
     // The interleaved pass: any count and lengths (refused unless they fit), any
-    // indices; each point's part the gradient of its own pass.
+    // indices; each point's part the gradient and value of its own pass. Point `c` is
+    // θ·(c + 1), so a part read from the wrong lane shows.
     let k = (scale.to_bits() % 10) as usize;
-    let thetas: Vec<f32> = theta.iter().cycle().take(d * k).copied().collect();
+    let point = |c: usize| -> Vec<f32> { theta.iter().map(|&t| t * (c + 1) as f32).collect() };
+    let mut thetas = vec![0.0f32; theta.len() * k];
+    for c in 0..k {
+        for (j, t) in point(c).into_iter().enumerate() {
+            thetas[j * k + c] = t;
+        }
+    }
     let fits = (1..=8).contains(&k) && thetas.len() == d * k;
     let (mut gs, mut vs) = (vec![0.0f32; thetas.len()], vec![0.0f64; k]);
     let done = model.add_log_lik_grads_interleaved(&thetas, k, &raw, &mut gs, &mut vs);
@@ -72,20 +79,21 @@ fuzz_target!(|input: Input| {
         gs.fill(0.0);
         vs.fill(0.0);
         assert!(model.add_log_lik_grads_interleaved(&thetas, k, &batch, &mut gs, &mut vs));
-        let mut own = vec![0.0f32; d];
-        let value = model.add_log_lik_grad_and_value(&theta, &batch, &mut own);
-        let tol =
-            1e-4 * (1.0 + batch.len() as f32) * (1.0 + theta.iter().map(|t| t.abs()).sum::<f32>());
         for c in 0..k {
+            let p = point(c);
+            let mut own = vec![0.0f32; d];
+            let value = model.add_log_lik_grad_and_value(&p, &batch, &mut own);
+            let tol =
+                1e-4 * (1.0 + batch.len() as f32) * (1.0 + p.iter().map(|t| t.abs()).sum::<f32>());
             assert!(
                 (vs[c] - value).abs() <= tol as f64 * 10.0,
-                "value {} vs {value}",
+                "point {c}: value {} vs {value}",
                 vs[c]
             );
             for j in 0..d {
                 assert!(
                     (gs[j * k + c] - own[j]).abs() <= tol,
-                    "{} vs {}",
+                    "point {c}: {} vs {}",
                     gs[j * k + c],
                     own[j]
                 );
