@@ -239,6 +239,11 @@ fn what_does_not_fit_is_refused_and_nothing_written() {
     assert!(!sparse.add_log_lik_grads_interleaved(&thetas, 2, &[0], &mut grads, &mut values[..1]));
     assert!(!sparse.add_log_lik_grads_interleaved(&thetas, 9, &[0], &mut grads, &mut values));
     assert!(untouched(&grads, &values));
+    // The counts each says it takes.
+    assert_eq!(model.interleaved_points(), 8);
+    assert_eq!(sparse.interleaved_points(), 8);
+    assert_eq!(dense.interleaved_points(), 0);
+    assert_eq!(glm.interleaved_points(), 0);
     // Indices past the end of the data add nothing, as in the one-point pass.
     let (mut grads, mut values) = ([0.0f32; 6], [0.0; 2]);
     assert!(model.add_log_lik_grads_interleaved(&thetas, 2, &[5, 99], &mut grads, &mut values));

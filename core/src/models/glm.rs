@@ -8,7 +8,10 @@
 //! one dot product and one scaled add a row, as for logistic regression (§5.2). A bias is
 //! an ordinary feature that is 1 in every row.
 
-use super::{BitRows, HALF_LN_TAU, Model, Prior, SparseRows, check_matrix, interleaved_parts};
+use super::{
+    BitRows, HALF_LN_TAU, MAX_INTERLEAVED, Model, Prior, SparseRows, check_matrix,
+    interleaved_parts,
+};
 use crate::error::{Error, check_len};
 use crate::kernels::{SparseIndex, imp};
 use crate::math::{log_sigmoid_f64, sigmoid};
@@ -167,30 +170,27 @@ pub trait Design {
     fn row_width(&self) -> usize {
         self.dim()
     }
+    /// Whether the design has the interleaved kernels
+    /// ([`dot_interleaved`](Design::dot_interleaved),
+    /// [`add_scaled_interleaved`](Design::add_scaled_interleaved)) that give its GLMs
+    /// [`Model::add_log_lik_grads_interleaved`]. The default has none.
+    const INTERLEAVED: bool = false;
     /// Row `i`'s products with `K` points interleaved (`thetas[j][c]` is coordinate `j`
     /// of point `c`): `out[c] = xᵢᵀθ_c` (0 for a row past the end), each feature read
-    /// once for all points. `false`, with nothing written, where the design has no such
-    /// kernel (the default).
-    fn dot_interleaved<const K: usize>(
-        &self,
-        i: usize,
-        thetas: &[[f32; K]],
-        out: &mut [f32; K],
-    ) -> bool {
+    /// once for all points. Called only where [`INTERLEAVED`](Design::INTERLEAVED); the
+    /// default writes nothing.
+    fn dot_interleaved<const K: usize>(&self, i: usize, thetas: &[[f32; K]], out: &mut [f32; K]) {
         let _ = (i, thetas, out);
-        false
     }
     /// `grads[j][c] += c[c]·x_ij` for `K` points interleaved, as
-    /// [`dot_interleaved`](Design::dot_interleaved); `false` where there is no such
-    /// kernel (the default).
+    /// [`dot_interleaved`](Design::dot_interleaved); the default adds nothing.
     fn add_scaled_interleaved<const K: usize>(
         &self,
         i: usize,
         c: &[f32; K],
         grads: &mut [[f32; K]],
-    ) -> bool {
+    ) {
         let _ = (i, c, grads);
-        false
     }
 }
 
@@ -449,6 +449,7 @@ impl Design for BitRows<'_> {
 }
 
 impl<I: SparseIndex> Design for SparseRows<'_, I> {
+    const INTERLEAVED: bool = true;
     fn len(&self) -> usize {
         SparseRows::len(self)
     }
@@ -465,23 +466,16 @@ impl<I: SparseIndex> Design for SparseRows<'_, I> {
     fn add_scaled(&self, i: usize, c: f32, grad: &mut [f32]) {
         imp::sparse_axpy(c, self.row(i), grad);
     }
-    fn dot_interleaved<const K: usize>(
-        &self,
-        i: usize,
-        thetas: &[[f32; K]],
-        out: &mut [f32; K],
-    ) -> bool {
+    fn dot_interleaved<const K: usize>(&self, i: usize, thetas: &[[f32; K]], out: &mut [f32; K]) {
         *out = sparse_dot_interleaved(self.row(i).iter().map(|j| (j.index(), 1.0)), thetas);
-        true
     }
     fn add_scaled_interleaved<const K: usize>(
         &self,
         i: usize,
         c: &[f32; K],
         grads: &mut [[f32; K]],
-    ) -> bool {
+    ) {
         sparse_add_interleaved(self.row(i).iter().map(|j| (j.index(), 1.0)), c, grads);
-        true
     }
     fn prefetch(&self, i: usize) {
         crate::kernels::prefetch(self.row(i));
@@ -604,8 +598,13 @@ impl<R: Design, F: Family, P: Prior> Model for Glm<'_, R, F, P> {
             })
             .sum()
     }
-    /// Where the design has interleaved kernels (sparse rows, with or without values):
-    /// each row read once for up to eight points.
+    /// Eight where the design has interleaved kernels (sparse rows, with or without
+    /// values), else none.
+    fn interleaved_points(&self) -> usize {
+        if R::INTERLEAVED { MAX_INTERLEAVED } else { 0 }
+    }
+    /// Where the design has interleaved kernels: each row read once for up to eight
+    /// points.
     fn add_log_lik_grads_interleaved(
         &self,
         thetas: &[f32],
@@ -632,11 +631,10 @@ impl<R: Design, F: Family, P: Prior> Glm<'_, R, F, P> {
         else {
             return false;
         };
-        let mut z = [0.0f32; K];
-        // A row past the end asks whether the design has the kernels.
-        if !self.rows.dot_interleaved(usize::MAX, th, &mut z) {
+        if !R::INTERLEAVED {
             return false;
         }
+        let mut z = [0.0f32; K];
         for &i in batch {
             let Some(&y) = self.y.get(i) else { continue };
             self.rows.dot_interleaved(i, th, &mut z);

@@ -4,7 +4,7 @@
 //! Per-example gradient (§5.2): `∇_β log p(yᵢ|xᵢ) = σ(−yᵢ βᵀxᵢ) yᵢ xᵢ`. A bias is an
 //! ordinary feature that is 1 in every row (a column of ones, or one more index).
 
-use super::{DenseRows, Design, Model, Prior, interleaved_parts};
+use super::{DenseRows, Design, MAX_INTERLEAVED, Model, Prior, interleaved_parts};
 use crate::error::{Error, check_len};
 use crate::kernels::check_bitmap;
 use crate::kernels::{SparseIndex, imp};
@@ -510,6 +510,10 @@ impl<P: Prior, I: SparseIndex> Model for LogisticSparse<'_, P, I> {
     /// `yᵢ σ(−yᵢ βᵀxᵢ)` in one vector pass, then the scatter-adds.
     fn add_log_lik_grad(&self, theta: &[f32], batch: &[usize], grad: &mut [f32]) {
         self.add_chunks(theta, batch, grad, |_, _| {});
+    }
+    /// Eight: one read of each row's indices serves them all.
+    fn interleaved_points(&self) -> usize {
+        MAX_INTERLEAVED
     }
     /// One read of each row's indices for up to eight points (chains in lockstep).
     fn add_log_lik_grads_interleaved(

@@ -6,8 +6,9 @@
 //! mini-batch sum belongs to the gradient estimator, not to the model: the estimator
 //! passes it to [`Model::scaled_grad`].
 
-/// `self.f::<K>(args)` for `k` from 1 to 8, the counts of points the interleaved passes
-/// ([`Model::add_log_lik_grads_interleaved`]) take; `false` for any other count.
+/// `self.f::<K>(args)` for `k` from 1 to [`MAX_INTERLEAVED`], the counts of points the
+/// interleaved passes ([`Model::add_log_lik_grads_interleaved`]) take; `false` for any
+/// other count.
 macro_rules! per_count {
     ($k:expr, $s:ident . $f:ident ($($a:expr),* $(,)?)) => {
         match $k {
@@ -23,6 +24,10 @@ macro_rules! per_count {
         }
     };
 }
+
+/// The most points the crate's interleaved passes take at once (the counts of
+/// `per_count!`).
+pub(crate) const MAX_INTERLEAVED: usize = 8;
 
 mod dist;
 mod gaussian_mean;
@@ -164,12 +169,20 @@ pub trait Model {
         self.log_lik(theta, batch)
     }
 
+    /// The most points [`add_log_lik_grads_interleaved`](Self::add_log_lik_grads_interleaved)
+    /// takes at once: 0 where the model has no such pass (the default).
+    #[inline]
+    fn interleaved_points(&self) -> usize {
+        0
+    }
+
     /// [`add_log_lik_grad_and_value`](Self::add_log_lik_grad_and_value) at `k` points
     /// at once, interleaved: `thetas[j·k + c]` is coordinate `j` of point `c`, and
     /// `grads[j·k + c] += ∂/∂θⱼ Σ_{i ∈ batch} log p(xᵢ|θ_c)`, `values[c] += Σ log p(xᵢ|θ_c)`.
     /// One read of each row serves every point: chains run in lockstep share it. Returns
-    /// `false`, having added nothing, where the model has no such pass (the default), `k`
-    /// is not one it supports, or the lengths are not `d·k`, `d·k` and `k`.
+    /// `false`, having added nothing, where `k` is not in `1..=`
+    /// [`interleaved_points`](Self::interleaved_points) (the default has no such pass)
+    /// or the lengths are not `d·k`, `d·k` and `k`.
     #[inline]
     fn add_log_lik_grads_interleaved(
         &self,
@@ -196,6 +209,10 @@ impl<M: Model + ?Sized> Model for &M {
     }
     fn add_log_lik_grad(&self, theta: &[f32], batch: &[usize], grad: &mut [f32]) {
         (**self).add_log_lik_grad(theta, batch, grad)
+    }
+    #[inline]
+    fn interleaved_points(&self) -> usize {
+        (**self).interleaved_points()
     }
     #[inline]
     fn add_log_lik_grads_interleaved(

@@ -51,6 +51,7 @@ impl<'a, I: SparseIndex> ValuedRows<'a, I> {
 }
 
 impl<I: SparseIndex> Design for ValuedRows<'_, I> {
+    const INTERLEAVED: bool = true;
     fn len(&self) -> usize {
         self.rows.len()
     }
@@ -82,32 +83,25 @@ impl<I: SparseIndex> Design for ValuedRows<'_, I> {
             }
         }
     }
-    fn dot_interleaved<const K: usize>(
-        &self,
-        i: usize,
-        thetas: &[[f32; K]],
-        out: &mut [f32; K],
-    ) -> bool {
+    fn dot_interleaved<const K: usize>(&self, i: usize, thetas: &[[f32; K]], out: &mut [f32; K]) {
         let (idx, val) = self.row(i);
         *out = sparse_dot_interleaved(
             idx.iter().map(|j| j.index()).zip(val.iter().copied()),
             thetas,
         );
-        true
     }
     fn add_scaled_interleaved<const K: usize>(
         &self,
         i: usize,
         c: &[f32; K],
         grads: &mut [[f32; K]],
-    ) -> bool {
+    ) {
         let (idx, val) = self.row(i);
         sparse_add_interleaved(
             idx.iter().map(|j| j.index()).zip(val.iter().copied()),
             c,
             grads,
         );
-        true
     }
     fn prefetch(&self, i: usize) {
         let (idx, val) = self.row(i);

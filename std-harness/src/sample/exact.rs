@@ -294,14 +294,13 @@ fn advance(
     if ch.failure.is_some() {
         return;
     }
-    let cannot = |e: sgld::Error| format!("cannot start the chain: {e}");
     match kernel {
         Kernel::Mala(mala) => {
             let d = ch.theta.len();
             let mut scratch = vec![0.0f32; Mala::<()>::scratch_len(d)];
             let mut theta = std::mem::take(&mut ch.theta);
             match mala.init(&mut theta, &mut scratch) {
-                Err(e) => ch.failure = Some((ch.steps_run, cannot(e))),
+                Err(e) => ch.failure = Some((ch.steps_run, cannot_start(e))),
                 Ok(state) => {
                     let mut run = MalaRun { mala, state };
                     transitions(ch, &mut run, steps, da, eps, thin, counts, bar);
@@ -309,14 +308,13 @@ fn advance(
             }
             ch.theta = theta;
         }
-        Kernel::Hmc(hmc) => match hmc.init(ch.theta.clone()) {
-            Err(e) => ch.failure = Some((ch.steps_run, cannot(e))),
-            Ok(state) => {
+        Kernel::Hmc(hmc) => {
+            if let Some(state) = start_hmc(hmc, ch) {
                 let mut run = HmcRun { hmc, state };
                 transitions(ch, &mut run, steps, da, eps, thin, counts, bar);
                 ch.theta = run.state.theta().to_vec();
             }
-        },
+        }
     }
 }
 
@@ -423,17 +421,16 @@ fn advance_lockstep(
                 ch.theta = s.theta().to_vec();
                 continue;
             }
-            ids.push(c);
             let e = if adapt { da.step_size() } else { eps };
+            ids.push((c, e));
             slots.push(Slot::new(s, &mut ch.rng, e));
         }
         if slots.is_empty() || interrupted {
             break;
         }
-        lockstep::transitions(hmc, lock, &mut slots);
-        let outcomes: Vec<_> = slots.iter_mut().map(|s| (s.h, s.outcome())).collect();
+        let outcomes = lockstep::transitions(hmc, lock, &mut slots);
         drop(slots);
-        for (c, (e, outcome)) in ids.into_iter().zip(outcomes) {
+        for ((c, e), outcome) in ids.into_iter().zip(outcomes) {
             let (ch, state) = (&mut chains[c], &mut states[c]);
             let Some(s) = state.as_ref() else { continue };
             let kept = match outcome {
@@ -474,14 +471,22 @@ fn hmc_states(hmc: &Hmc<'_>, chains: &mut [Chain]) -> Vec<Option<HmcState>> {
         .iter_mut()
         .map(|ch| match ch.failure {
             Some(_) => None,
-            None => hmc
-                .init(ch.theta.clone())
-                .map_err(|e| {
-                    ch.failure = Some((ch.steps_run, format!("cannot start the chain: {e}")))
-                })
-                .ok(),
+            None => start_hmc(hmc, ch),
         })
         .collect()
+}
+
+/// The chain's HMC state at its θ, or `None` with the chain's failure saying why it
+/// cannot start there.
+fn start_hmc(hmc: &Hmc<'_>, ch: &mut Chain) -> Option<HmcState> {
+    hmc.init(ch.theta.clone())
+        .map_err(|e| ch.failure = Some((ch.steps_run, cannot_start(e))))
+        .ok()
+}
+
+/// The failure of a chain that cannot start at its θ.
+fn cannot_start(e: sgld::Error) -> String {
+    format!("cannot start the chain: {e}")
 }
 
 /// Runs `steps` on every chain in parallel; returns each chain's counts.

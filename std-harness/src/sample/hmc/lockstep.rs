@@ -20,9 +20,6 @@ use sgld::sampler::MalaInfo;
 use super::{Hmc, HmcState, Leap};
 use crate::sample::problem::ModelSync;
 
-/// Chains a pass serves at most (the model's interleaved kernels take up to eight).
-pub const MAX_CHAINS: usize = 8;
-
 /// Values a full-data pass reads (rows times their mean count of non-zeros) below which
 /// the chains run each alone: on small data the threads' joins at every leapfrog step
 /// cost more than the shared pass saves (2,000 rows of 30 values: two thirds of the
@@ -44,20 +41,17 @@ struct Part {
 }
 
 impl Lockstep {
-    /// The workspace for up to `chains` chains on `model`, or `None` where the model
-    /// has no interleaved pass or there is one chain (or more than [`MAX_CHAINS`]).
+    /// The workspace for up to `chains` chains on `model`, or `None` for one chain or
+    /// more than the model's interleaved pass takes
+    /// ([`interleaved_points`](sgld::models::Model::interleaved_points): none where it
+    /// has no such pass).
     pub fn new(model: &dyn ModelSync, chains: usize) -> Option<Self> {
-        if !(2..=MAX_CHAINS).contains(&chains) {
+        if !(2..=model.interleaved_points()).contains(&chains) {
             return None;
         }
         let d = model.dim();
         let len = d.checked_mul(chains)?;
-        let (mut g, mut t, mut v) = (vec![0.0f32; len], vec![0.0f32; len], vec![0.0; chains]);
         let thetas = vec![0.0f32; len];
-        // An empty range asks whether the model has the pass.
-        if !log_lik_grads_interleaved(model, &thetas, chains, 0..0, &mut g, &mut t, &mut v) {
-            return None;
-        }
         // A part per thread, each a few thousand rows at least.
         let n = model.len();
         let parts = rayon::current_num_threads().clamp(1, n.div_ceil(4096).max(1));
@@ -136,17 +130,14 @@ pub fn workspace(hmc: &Hmc<'_>, chains: usize) -> Option<Lockstep> {
     (work >= MIN_WORK).then(|| Lockstep::new(hmc.model, chains))?
 }
 
-/// A chain's transition in a lockstep round: its state, its trajectory, its random
-/// numbers.
+/// A chain's transition in a lockstep round: its state, its step, its random numbers.
 pub struct Slot<'a, R: Rng + Send> {
     pub state: &'a mut HmcState,
     pub rng: &'a mut R,
-    /// The step this transition was begun with.
+    /// The step this transition is made with.
     pub h: f64,
-    leap: Option<Leap>,
     /// Whether its trajectory waits for a gradient at `prop`.
     wants: bool,
-    outcome: Option<Result<MalaInfo, Error>>,
 }
 
 impl<'a, R: Rng + Send> Slot<'a, R> {
@@ -156,58 +147,60 @@ impl<'a, R: Rng + Send> Slot<'a, R> {
             state,
             rng,
             h,
-            leap: None,
             wants: false,
-            outcome: None,
         }
-    }
-
-    /// What the transition did (after [`transitions`]).
-    pub fn outcome(&mut self) -> Result<MalaInfo, Error> {
-        self.outcome.take().unwrap_or(Err(Error::InvalidParameter {
-            what: "a lockstep transition that did not run",
-        }))
     }
 }
 
 /// One transition of every slot's chain under `hmc`, the chains' gradients taken
 /// together through `lock`: the same transitions as [`Hmc::step`] on each, but for the
-/// gradients' rounding.
-pub fn transitions<R: Rng + Send>(hmc: &Hmc<'_>, lock: &mut Lockstep, slots: &mut [Slot<'_, R>]) {
+/// gradients' rounding. Returns what each slot's transition did, in the slots' order.
+pub fn transitions<R: Rng + Send>(
+    hmc: &Hmc<'_>,
+    lock: &mut Lockstep,
+    slots: &mut [Slot<'_, R>],
+) -> Vec<Result<MalaInfo, Error>> {
     // Each chain's start and its first leapfrog step up to the gradient, then per round
     // one pass for the chains that want one, and on each chain's thread the rest of its
     // step and the next one up to its gradient: two joins of the threads a leapfrog step.
-    slots
+    let mut leaps: Vec<Result<Leap, Error>> = slots
         .par_iter_mut()
-        .for_each(|s| match hmc.begin(s.state, s.h, s.rng) {
-            Ok(mut leap) => {
-                s.wants = hmc.to_gradient(s.state, &mut leap);
-                s.leap = Some(leap);
-            }
-            Err(e) => s.outcome = Some(Err(e)),
-        });
+        .map(|s| {
+            let mut leap = hmc.begin(s.state, s.h, s.rng)?;
+            s.wants = hmc.to_gradient(s.state, &mut leap);
+            Ok(leap)
+        })
+        .collect();
     loop {
-        let mut waiting: Vec<&mut Slot<'_, R>> = slots.iter_mut().filter(|s| s.wants).collect();
+        let mut waiting: Vec<(&mut Slot<'_, R>, &mut Leap)> = slots
+            .iter_mut()
+            .zip(&mut leaps)
+            .filter_map(|(s, l)| l.as_mut().ok().filter(|_| s.wants).map(|l| (s, l)))
+            .collect();
         if waiting.is_empty() {
             break;
         }
         {
-            let props: Vec<&[f32]> = waiting.iter().map(|s| s.state.prop.as_slice()).collect();
+            let props: Vec<&[f32]> = waiting
+                .iter()
+                .map(|(s, _)| s.state.prop.as_slice())
+                .collect();
             lock.pass(hmc.model, &props);
         }
         let (lock, k) = (&*lock, waiting.len());
-        waiting.par_iter_mut().enumerate().for_each(|(c, s)| {
-            s.wants = false;
-            let Some(leap) = s.leap.as_mut() else { return };
-            let state = &mut *s.state;
-            let lp = lock.take(hmc.model, (c, k), &state.prop, &mut state.grad, leap.last());
-            hmc.after_gradient(state, leap, lp);
-            s.wants = hmc.to_gradient(state, leap);
-        });
+        waiting
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(c, (s, leap))| {
+                let state = &mut *s.state;
+                let lp = lock.take(hmc.model, (c, k), &state.prop, &mut state.grad, leap.last());
+                hmc.after_gradient(state, leap, lp);
+                s.wants = hmc.to_gradient(state, leap);
+            });
     }
-    slots.par_iter_mut().for_each(|s| {
-        if let Some(leap) = s.leap.take() {
-            s.outcome = Some(Ok(hmc.finish(s.state, leap, s.rng)));
-        }
-    });
+    slots
+        .par_iter_mut()
+        .zip(leaps)
+        .map(|(s, leap)| Ok(hmc.finish(s.state, leap?, s.rng)))
+        .collect()
 }

@@ -470,7 +470,7 @@ mod lockstep {
     use super::super::{Hmc, HmcState};
 
     use rand_core::SeedableRng;
-    use sgld::models::{Laplace, LogisticSparse, SparseRows};
+    use sgld::models::{Laplace, LogisticSparse, Model, SparseRows};
     use sgld::noise::DefaultRng;
 
     use crate::sample::metric_store::MetricStore;
@@ -538,8 +538,7 @@ mod lockstep {
                 .zip(steps)
                 .map(|((s, r), h)| Slot::new(s, r, h))
                 .collect();
-            transitions(&hmc, &mut lock, &mut slots);
-            let outcomes: Vec<_> = slots.iter_mut().map(Slot::outcome).collect();
+            let outcomes = transitions(&hmc, &mut lock, &mut slots);
             drop(slots);
             for (c, outcome) in outcomes.into_iter().enumerate() {
                 let own = hmc.step(&mut alone[c], steps[c], &mut rng_alone[c]);
@@ -573,8 +572,9 @@ mod lockstep {
         let model =
             LogisticSparse::new(SparseRows::new(&offsets, &idx, 10).unwrap(), &y, prior).unwrap();
         assert!(Lockstep::new(&model, 1).is_none());
-        assert!(Lockstep::new(&model, MAX_CHAINS + 1).is_none());
-        assert!((2..=MAX_CHAINS).all(|k| Lockstep::new(&model, k).is_some()));
+        assert_eq!(model.interleaved_points(), 8);
+        assert!(Lockstep::new(&model, 9).is_none());
+        assert!((2..=8).all(|k| Lockstep::new(&model, k).is_some()));
         // Fifty rows of three: too little work a pass to share it between the chains.
         let metric = MetricStore::Diagonal(vec![1.0; 10]);
         let hmc = Hmc::new(&model, &metric, Some(1.0), 1.0, None).unwrap();
@@ -662,9 +662,8 @@ mod lockstep {
                 .zip(&mut rngs)
                 .map(|(s, r)| Slot::new(s, r, 0.4))
                 .collect();
-            transitions(&hmc, &mut lock, &mut slots);
-            for s in &mut slots {
-                s.outcome().unwrap();
+            for outcome in transitions(&hmc, &mut lock, &mut slots) {
+                outcome.unwrap();
             }
             drop(slots);
             for (c, s) in states.iter().enumerate() {
