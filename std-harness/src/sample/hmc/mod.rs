@@ -164,7 +164,7 @@ impl std::fmt::Debug for Hmc<'_> {
 }
 
 /// A chain's state and workspace.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct HmcState {
     theta: Vec<f32>,
     /// `−∇U_s` at θ in θ's coordinates: `(∇log p(θ|X) + sign(θ)/b)/τ`.
@@ -318,15 +318,7 @@ impl<'m> Hmc<'m> {
         // Branch-free (selects, and one check at the end), so that it runs in vectors.
         let mut finite = true;
         for ((o, &g), &t) in out.iter_mut().zip(grad.iter()).zip(theta) {
-            // The model's own Laplace gradient is −sign(θ)/b (0 at 0): added back.
-            let k = if t > 0.0 {
-                inv
-            } else if t < 0.0 {
-                -inv
-            } else {
-                0.0
-            };
-            *o = (g as f64 + k as f64) / tau;
+            *o = smooth_force(g, t, inv, tau);
             finite &= o.is_finite();
         }
         if !finite {
@@ -448,40 +440,66 @@ impl<'m> Hmc<'m> {
         if leap.diverged || leap.done == leap.steps {
             return false;
         }
+        let moved = match self.one_pass() {
+            Some(diag) => drift_diagonal(s, leap.h, self.kink(), diag),
+            None => self.drift(s, leap.h),
+        };
+        leap.diverged = !moved;
+        moved
+    }
+
+    /// A leapfrog step's drift: the pending kicks taken into `r`, the flow for time
+    /// `h`, `prop` at the new position; `false` where the crossings pass their bound or
+    /// `prop` is not finite.
+    fn drift(&self, s: &mut HmcState, h: f64) -> bool {
         self.factor.add_t_times(1.0, &s.pend, &mut s.r);
-        if self.flow_deferred(s, leap.h).is_none() {
-            leap.diverged = true;
+        if self.flow_deferred(s, h).is_none() {
             return false;
         }
         self.parameters(&s.pos, &mut s.prop);
-        if !s.prop.iter().all(|x| x.is_finite()) {
-            leap.diverged = true;
-            return false;
-        }
-        true
+        s.prop.iter().all(|x| x.is_finite())
     }
 
     /// The leapfrog step's end from the gradient at `prop` in `grad` (and `log_p`,
     /// the log posterior there, on the last step).
     fn after_gradient(&self, s: &mut HmcState, leap: &mut Leap, log_p: f64) {
         let last = leap.last();
+        let c = if last { 0.5 * leap.h } else { leap.h };
+        let kicked = match (self.one_pass(), self.clip) {
+            (Some(diag), None) => {
+                let (inv, tau) = (self.inv_scale, self.temperature);
+                kick_diagonal(s, (inv, tau), c, self.kink(), diag, last)
+            }
+            _ => self.kick(s, c, last),
+        };
+        if !kicked {
+            leap.diverged = true;
+            return;
+        }
+        leap.done += 1;
+        if last {
+            leap.log_p_new = log_p;
+        }
+    }
+
+    /// A leapfrog step's kicks from the gradient at `prop`: `force_prop`, and
+    /// `c·force − kink·swept` pending, or taken into `r` when the trajectory `ends`;
+    /// `false` where the force is not finite.
+    fn kick(&self, s: &mut HmcState, c: f64, ends: bool) -> bool {
         if self
             .force(&s.prop, &mut s.grad, &mut s.force_prop)
             .is_none()
         {
-            leap.diverged = true;
-            return;
+            return false;
         }
-        let c = if last { 0.5 * leap.h } else { leap.h };
         let kink = self.kink();
         for ((p, &f), &w) in s.pend.iter_mut().zip(&s.force_prop).zip(&s.swept) {
             *p = c * f - kink * w;
         }
-        leap.done += 1;
-        if last {
+        if ends {
             self.factor.add_t_times(1.0, &s.pend, &mut s.r);
-            leap.log_p_new = log_p;
         }
+        true
     }
 
     /// The Metropolis test at the trajectory's end (a rejection, without a draw, where
@@ -511,6 +529,20 @@ impl<'m> Hmc<'m> {
     /// The flow's kink force per unit of `M s`: `1/(bτ)` (0 without a kinked prior).
     fn kink(&self) -> f64 {
         self.inv_scale as f64 / self.temperature
+    }
+
+    /// The metric's diagonals and the shear where a leapfrog step's `O(d)` work can be
+    /// one pass over the coordinates ([`drift_diagonal`], [`kick_diagonal`]): a
+    /// diagonal metric and a kinked prior.
+    fn one_pass(&self) -> Option<Diagonal<'_>> {
+        match (&self.factor, self.inv_scale) {
+            (Factor::Diagonal { sqrt, m }, inv) if inv != 0.0 => Some(Diagonal {
+                sqrt,
+                m,
+                shear: self.shear,
+            }),
+            _ => None,
+        }
     }
 
     /// `K`'s exact flow for time `h`: `pos` and `r` move; the kinks crossed, or `None`
@@ -641,6 +673,139 @@ fn next_crossing(s: &HmcState, left: f64, just: Option<usize>) -> (f64, Option<u
     first
 }
 
+/// `−∂U_s/∂θⱼ` from the log posterior's `g` at `t`: the model's own Laplace gradient,
+/// `−sign(θ)/b` (0 at 0), added back, over `τ`.
+#[inline(always)]
+fn smooth_force(g: f32, t: f32, inv: f32, tau: f64) -> f64 {
+    let k = if t > 0.0 {
+        inv
+    } else if t < 0.0 {
+        -inv
+    } else {
+        0.0
+    };
+    (g as f64 + k as f64) / tau
+}
+
+/// A diagonal metric's `L` and `M`, and the shear its trajectories run in.
+#[derive(Clone, Copy)]
+struct Diagonal<'a> {
+    sqrt: &'a [f64],
+    m: &'a [f64],
+    shear: Option<&'a Shear>,
+}
+
+/// [`Hmc::drift`] with a diagonal metric and a kinked prior, in one pass over the
+/// coordinates: each takes its pending kicks into `r`, its velocity, its side, its flow
+/// for time `h` ([`flow_one`]; a shear's hub in a straight line) and its place in
+/// `prop` (the hub's after the pass, from every coordinate); `false` where the
+/// crossings pass their bound or `prop` is not finite. The same arithmetic, in the same
+/// order for each coordinate, as the passes it replaces.
+fn drift_diagonal(s: &mut HmcState, h: f64, kink: f64, diag: Diagonal<'_>) -> bool {
+    let budget = MAX_CROSSINGS_PER_PARAM * s.pos.len();
+    let (mut crossed, mut finite) = (0usize, true);
+    let HmcState {
+        pos,
+        r,
+        v,
+        sign,
+        swept,
+        pend,
+        prop,
+        ..
+    } = s;
+    let d = pos.len();
+    let (r, v, sign, swept, pend, prop) = (
+        &mut r[..d],
+        &mut v[..d],
+        &mut sign[..d],
+        &mut swept[..d],
+        &pend[..d],
+        &mut prop[..d],
+    );
+    let (sqrt, m) = (&diag.sqrt[..d], &diag.m[..d]);
+    let hub = diag.shear.map(|sh| sh.hub);
+    for j in 0..d {
+        let rj = r[j] + 1.0 * sqrt[j] * pend[j];
+        let vj = sqrt[j] * rj;
+        let p = pos[j];
+        let sg = if p > 0.0 || (p == 0.0 && vj >= 0.0) {
+            1.0
+        } else {
+            -1.0
+        };
+        r[j] = rj;
+        if hub == Some(j) {
+            (pos[j], v[j], sign[j], swept[j]) = (p + h * vj, vj, sg, 0.0);
+            continue;
+        }
+        let Some(moved) = flow_one(p, vj, sg, h, kink * m[j], &mut crossed, budget) else {
+            return false;
+        };
+        (pos[j], v[j], sign[j], swept[j]) = moved;
+        prop[j] = moved.0 as f32;
+        finite &= prop[j].is_finite();
+    }
+    if let Some(sh) = diag.shear {
+        prop[sh.hub] = sh.hub_theta(pos) as f32;
+        finite &= prop[sh.hub].is_finite();
+    }
+    finite
+}
+
+/// [`Hmc::kick`] with a diagonal metric and no clipping, in one pass: `force_prop`
+/// from `grad` at `prop` ([`smooth_force`]; with a shear, the hub's without its kink
+/// and all taken to `z`), the kicks `c·force − kink·swept` pending, or taken into `r`
+/// when the trajectory `ends`; `false` where the force is not finite.
+fn kick_diagonal(
+    s: &mut HmcState,
+    (inv, tau): (f32, f64),
+    c: f64,
+    kink: f64,
+    diag: Diagonal<'_>,
+    ends: bool,
+) -> bool {
+    let mut finite = true;
+    let HmcState {
+        prop,
+        grad,
+        force_prop,
+        swept,
+        pend,
+        r,
+        ..
+    } = s;
+    let parts = force_prop.iter_mut().zip(pend.iter_mut()).zip(swept.iter());
+    let parts = parts.zip(grad.iter().zip(prop.iter()));
+    match diag.shear {
+        None => {
+            for (((f, p), &w), (&g, &t)) in parts {
+                *f = smooth_force(g, t, inv, tau);
+                finite &= f.is_finite();
+                *p = c * *f - kink * w;
+            }
+        }
+        Some(sh) => {
+            // `Sᵀ` of the force, `fⱼ − μⱼ f_hub` ([`Shear::grad_to_z`]), the hub's own
+            // force its smooth part's (its kink is not on an axis of `z`).
+            let hub = grad[sh.hub] as f64 / tau;
+            for (j, ((((f, p), &w), (&g, &t)), &mu)) in parts.zip(&sh.mu).enumerate() {
+                let own = smooth_force(g, t, inv, tau);
+                let z = if j == sh.hub { hub } else { own } - mu * hub;
+                finite &= own.is_finite() & z.is_finite();
+                *f = z;
+                *p = c * z - kink * w;
+            }
+        }
+    }
+    if ends && finite {
+        for ((rj, s), gj) in r.iter_mut().zip(diag.sqrt).zip(pend.iter()) {
+            *rj += 1.0 * s * gj;
+        }
+    }
+    finite
+}
+
 /// [`Hmc::flow_deferred`] with a diagonal metric: a kink then changes its own coordinate's
 /// acceleration alone, so each coordinate follows its own parabolas for time `h`,
 /// `O(d + kinks)` in all where the coupled flow costs `O(d)` a kink. `free`, a
@@ -652,44 +817,60 @@ fn flow_diagonal(
     m: &[f64],
     free: Option<usize>,
 ) -> Option<usize> {
-    let d = s.pos.len();
+    let budget = MAX_CROSSINGS_PER_PARAM * s.pos.len();
     let mut crossed = 0usize;
     for (j, &mj) in m.iter().enumerate() {
-        let (mut c, mut v, mut sg) = (s.pos[j], s.v[j], s.sign[j]);
+        let (c, v) = (s.pos[j], s.v[j]);
         if free == Some(j) {
             (s.pos[j], s.swept[j]) = (c + h * v, 0.0);
             continue;
         }
-        let a = kink * sg * mj;
-        if out_of_reach(c, v, a, sg, h) {
-            // No kink within the step: one parabola.
-            (s.pos[j], s.v[j], s.swept[j]) = (c + h * (v - 0.5 * a * h), v - a * h, sg * h);
-            continue;
-        }
-        let (mut left, mut swept, mut just) = (h, 0.0, false);
-        loop {
-            let a = kink * sg * mj;
-            match crossing(c, v, a, sg, just).filter(|&t| t < left) {
-                Some(t) => {
-                    v -= a * t;
-                    swept += sg * t;
-                    (c, sg, left, just) = (0.0, -sg, left - t, true);
-                    crossed += 1;
-                    if crossed > MAX_CROSSINGS_PER_PARAM * d {
-                        return None;
-                    }
-                }
-                None => {
-                    c += left * (v - 0.5 * a * left);
-                    v -= a * left;
-                    swept += sg * left;
-                    break;
-                }
-            }
-        }
-        (s.pos[j], s.v[j], s.sign[j], s.swept[j]) = (c, v, sg, swept);
+        let moved = flow_one(c, v, s.sign[j], h, kink * mj, &mut crossed, budget)?;
+        (s.pos[j], s.v[j], s.sign[j], s.swept[j]) = moved;
     }
     Some(crossed)
+}
+
+/// One coordinate's flow under a diagonal metric for time `h`, from `c` at velocity `v`
+/// on side `sg`, its kink force per unit of sign `km = M_jj/(bτ)`: its position,
+/// velocity, side and `∫ sign θ dt`, the crossings added to `crossed`, or `None` once
+/// they pass `budget`.
+#[inline(always)]
+fn flow_one(
+    mut c: f64,
+    mut v: f64,
+    mut sg: f64,
+    h: f64,
+    km: f64,
+    crossed: &mut usize,
+    budget: usize,
+) -> Option<(f64, f64, f64, f64)> {
+    let a = km * sg;
+    if out_of_reach(c, v, a, sg, h) {
+        // No kink within the step: one parabola.
+        return Some((c + h * (v - 0.5 * a * h), v - a * h, sg, sg * h));
+    }
+    let (mut left, mut swept, mut just) = (h, 0.0, false);
+    loop {
+        let a = km * sg;
+        match crossing(c, v, a, sg, just).filter(|&t| t < left) {
+            Some(t) => {
+                v -= a * t;
+                swept += sg * t;
+                (c, sg, left, just) = (0.0, -sg, left - t, true);
+                *crossed += 1;
+                if *crossed > budget {
+                    return None;
+                }
+            }
+            None => {
+                c += left * (v - 0.5 * a * left);
+                v -= a * left;
+                swept += sg * left;
+                return Some((c, v, sg, swept));
+            }
+        }
+    }
 }
 
 /// The first time in `(0, ∞)` at which `c + v t − a t²/2` reaches 0 from side `s` (`c`

@@ -337,15 +337,7 @@ fn the_flows_are_their_definition_across_many_kinks_and_calls() {
         let (mut crossings, mut far) = (0, 0);
         for trial in 0..30 {
             fill_normal(&mut rng, &mut noise);
-            for j in 0..d {
-                // A few coordinates far from 0, beyond any reach in 0.6.
-                let scale = if j % 5 == 0 { 20.0 } else { 0.05 };
-                s.pos[j] = scale * noise[j] as f64;
-                s.r[j] = noise[d + j] as f64;
-            }
-            if trial % 7 == 3 {
-                s.pos[trial % d] = 0.0;
-            }
+            near_zero(&mut s, &noise, 5, (trial % 7 == 3).then_some(trial % d));
             far += s.pos.iter().filter(|p| p.abs() > 5.0).count();
             let (n, pos, r) = reference_flow(&l, d, hmc.kink(), &s.pos, &s.r, 0.6);
             assert_eq!(hmc.flow(&mut s, 0.6), Some(n), "{metric:?}, trial {trial}");
@@ -361,6 +353,114 @@ fn the_flows_are_their_definition_across_many_kinks_and_calls() {
             crossings > 20 * d && far > 100,
             "{crossings} crossings, {far} far"
         );
+    }
+}
+
+/// A state of `d` coordinates near 0, every `far`-th one far from it, from `noise`
+/// (`2d` normals: positions, momenta); the coordinate `zero` exactly at 0 if given.
+fn near_zero(s: &mut HmcState, noise: &[f32], far: usize, zero: Option<usize>) {
+    let d = s.pos.len();
+    for j in 0..d {
+        // A few coordinates far from 0, beyond any reach in a step.
+        let scale = if j % far == 0 { 20.0 } else { 0.05 };
+        s.pos[j] = scale * noise[j] as f64;
+        s.r[j] = noise[d + j] as f64;
+    }
+    if let Some(j) = zero {
+        s.pos[j] = 0.0;
+    }
+}
+
+/// The bits of each value, to compare without a tolerance.
+fn bits(x: &[f64]) -> Vec<u64> {
+    x.iter().map(|v| v.to_bits()).collect()
+}
+
+/// [`kick_diagonal`] on `a` and [`Hmc::kick`] on `b` (the same state) agree bit for bit,
+/// mid-trajectory and at its end.
+fn same_kicks(hmc: &Hmc<'_>, a: &HmcState, b: &HmcState, h: f64, case: &str) {
+    let one = hmc
+        .one_pass()
+        .expect("a diagonal metric and a kinked prior");
+    for ends in [false, true] {
+        let (mut ka, mut kb) = (a.clone(), b.clone());
+        let c = if ends { 0.5 * h } else { h };
+        let split = (hmc.inv_scale, hmc.temperature);
+        assert!(kick_diagonal(&mut ka, split, c, hmc.kink(), one, ends));
+        assert!(hmc.kick(&mut kb, c, ends));
+        let pairs = [
+            (&ka.force_prop, &kb.force_prop),
+            (&ka.pend, &kb.pend),
+            (&ka.r, &kb.r),
+        ];
+        for (x, y) in pairs {
+            assert_eq!(bits(x), bits(y), "{case}, ends {ends}");
+        }
+    }
+}
+
+#[test]
+fn the_one_pass_leapfrog_is_the_passes_bit_for_bit() {
+    // With a diagonal metric a leapfrog step's drift and kicks run as one pass over the
+    // coordinates each: the same numbers, bit for bit, as the passes (kicks into r,
+    // velocity, sides, flow, prop; force, its shear, pending kicks, turn), from states
+    // near 0 where most coordinates cross, some sit at 0, some are far; with and
+    // without a shear into a hub.
+    let d = 41;
+    let mut rng = DefaultRng::seed_from_u64(5);
+    let diag: Vec<f32> = (0..d).map(|j| 0.2 + (j % 7) as f32 * 0.3).collect();
+    let metric = MetricStore::Diagonal(diag);
+    let flat = Flat(d);
+    let mut noise = vec![0.0f32; 4 * d];
+    fill_normal(&mut rng, &mut noise);
+    let mu = (0..d).map(|j| if j == 3 { 0.0 } else { 0.2 * noise[j] as f64 });
+    let shear = Shear {
+        hub: 3,
+        mu: mu.collect(),
+    };
+    for sheared in [None, Some(&shear)] {
+        let hmc = Hmc::new(&flat, &metric, Some(0.5), 1.3, None)
+            .unwrap()
+            .with_shear(sheared);
+        let one = hmc
+            .one_pass()
+            .expect("a diagonal metric and a kinked prior");
+        assert_eq!(one.shear.is_some(), sheared.is_some());
+        let mut s = hmc.init(vec![0.0; d]).unwrap();
+        let mut crossings = 0;
+        for trial in 0..60 {
+            fill_normal(&mut rng, &mut noise);
+            near_zero(&mut s, &noise, 6, (trial % 3 == 0).then_some(trial % d));
+            for j in 0..d {
+                s.pend[j] = 0.3 * noise[2 * d + j] as f64;
+                s.grad[j] = noise[3 * d + j];
+            }
+            let (h, case) = (0.05 + 0.01 * trial as f64, format!("{sheared:?}, {trial}"));
+            let (mut a, mut b) = (s.clone(), s.clone());
+            assert!(drift_diagonal(&mut a, h, hmc.kink(), one), "{case}");
+            assert!(hmc.drift(&mut b, h), "{case}");
+            for (x, y) in [(&a.pos, &b.pos), (&a.r, &b.r), (&a.v, &b.v)] {
+                assert_eq!(bits(x), bits(y), "{case}");
+            }
+            assert_eq!(bits(&a.sign), bits(&b.sign), "{case}");
+            assert_eq!(bits(&a.swept), bits(&b.swept), "{case}");
+            assert_eq!(a.prop, b.prop, "{case}");
+            crossings += a.swept.iter().filter(|w| w.abs() < h).count();
+            // θ exactly 0 somewhere, where the prior's kink adds nothing.
+            a.prop[trial % d] = 0.0;
+            b.prop[trial % d] = 0.0;
+            same_kicks(&hmc, &a, &b, h, &case);
+        }
+        assert!(crossings > 10 * 60, "{crossings} crossings");
+        // A force that is not finite is refused by both, at the hub or elsewhere.
+        for j in [3, 7] {
+            let (mut a, mut b) = (s.clone(), s.clone());
+            a.grad[j] = f32::NAN;
+            b.grad[j] = f32::NAN;
+            let split = (hmc.inv_scale, hmc.temperature);
+            assert!(!kick_diagonal(&mut a, split, 0.1, hmc.kink(), one, false));
+            assert!(!hmc.kick(&mut b, 0.1, false));
+        }
     }
 }
 
