@@ -568,14 +568,6 @@ impl<'m> Hmc<'m> {
             return Some(0);
         }
         let kink = self.kink();
-        // The side each coordinate is on (at 0, the side it moves into).
-        let side = |p: f64, v: f64| {
-            if p > 0.0 || (p == 0.0 && v >= 0.0) {
-                1.0
-            } else {
-                -1.0
-            }
-        };
         let m = match &self.factor {
             Factor::Diagonal { m, .. } => m,
             Factor::Dense { .. } => {
@@ -729,11 +721,7 @@ fn drift_diagonal(s: &mut HmcState, h: f64, kink: f64, diag: Diagonal<'_>) -> bo
         let rj = r[j] + 1.0 * sqrt[j] * pend[j];
         let vj = sqrt[j] * rj;
         let p = pos[j];
-        let sg = if p > 0.0 || (p == 0.0 && vj >= 0.0) {
-            1.0
-        } else {
-            -1.0
-        };
+        let sg = side(p, vj);
         r[j] = rj;
         if hub == Some(j) {
             (pos[j], v[j], sign[j], swept[j]) = (p + h * vj, vj, sg, 0.0);
@@ -829,6 +817,16 @@ fn flow_diagonal(
         (s.pos[j], s.v[j], s.sign[j], s.swept[j]) = moved;
     }
     Some(crossed)
+}
+
+/// The side a coordinate at `p` moving at `v` is on (at 0, the side it moves into).
+#[inline(always)]
+fn side(p: f64, v: f64) -> f64 {
+    if p > 0.0 || (p == 0.0 && v >= 0.0) {
+        1.0
+    } else {
+        -1.0
+    }
 }
 
 /// One coordinate's flow under a diagonal metric for time `h`, from `c` at velocity `v`
