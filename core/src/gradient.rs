@@ -424,11 +424,12 @@ pub fn full_log_posterior<M: Model + ?Sized>(
 /// The log likelihood and its gradient over the items `range` (no prior) at `k` points
 /// at once, interleaved as [`Model::add_log_lik_grads_interleaved`] takes them
 /// (`thetas[j·k + c]` is coordinate `j` of point `c`): `grads` (the same layout) and
-/// `values[c]`, summed as [`full_log_posterior`] sums, with `tmp` (as long as `grads`)
+/// `values[c]` (none where `values` is empty), summed as [`full_log_posterior`] sums,
+/// with `tmp` (as long as `grads`)
 /// as workspace. One read of each item serves every point, where chains run in lockstep
 /// split the data set among threads. Returns `false`, having written nothing, where `k`
 /// is not in `1..=`[`Model::interleaved_points`], the lengths are not `d·k`, `d·k`,
-/// `d·k` and `k`, or `range` is not within the data set.
+/// `d·k` and `k` (or 0), or `range` is not within the data set.
 ///
 /// ```
 /// use sgld::gradient::{full_log_posterior, log_lik_grads_interleaved};
@@ -458,7 +459,7 @@ pub fn log_lik_grads_interleaved<M: Model + ?Sized>(
         && len == Some(thetas.len())
         && len == Some(grads.len())
         && len == Some(tmp.len())
-        && values.len() == k
+        && (values.len() == k || values.is_empty())
         && range.start <= range.end
         && range.end <= model.len();
     if !fits {

@@ -239,6 +239,31 @@ fn what_does_not_fit_is_refused_and_nothing_written() {
     assert!(!sparse.add_log_lik_grads_interleaved(&thetas, 2, &[0], &mut grads, &mut values[..1]));
     assert!(!sparse.add_log_lik_grads_interleaved(&thetas, 9, &[0], &mut grads, &mut values));
     assert!(untouched(&grads, &values));
+    // An empty `values` asks for the gradients alone: the same gradients.
+    let (mut with, mut without, mut tmp) = ([0.0f32; 6], [0.0f32; 6], [0.0f32; 6]);
+    assert!(log_lik_grads_interleaved(
+        &model,
+        &thetas,
+        2,
+        0..2,
+        &mut with,
+        &mut tmp,
+        &mut [0.0; 2]
+    ));
+    assert!(log_lik_grads_interleaved(
+        &model,
+        &thetas,
+        2,
+        0..2,
+        &mut without,
+        &mut tmp,
+        &mut []
+    ));
+    assert_eq!(with, without);
+    let (mut with, mut without) = ([0.0f32; 6], [0.0f32; 6]);
+    assert!(sparse.add_log_lik_grads_interleaved(&thetas, 2, &[0, 1], &mut with, &mut [0.0; 2]));
+    assert!(sparse.add_log_lik_grads_interleaved(&thetas, 2, &[0, 1], &mut without, &mut []));
+    assert_eq!(with, without);
     // The counts each says it takes.
     assert_eq!(model.interleaved_points(), 8);
     assert_eq!(sparse.interleaved_points(), 8);

@@ -627,20 +627,23 @@ impl<R: Design, F: Family, P: Prior> Glm<'_, R, F, P> {
         grads: &mut [f32],
         values: &mut [f64],
     ) -> bool {
-        let Some((th, g, values)) = interleaved_parts::<K>(self.rows.dim(), thetas, grads, values)
-        else {
-            return false;
-        };
         if !R::INTERLEAVED {
             return false;
         }
+        let Some((th, g, mut values)) =
+            interleaved_parts::<K>(self.rows.dim(), thetas, grads, values)
+        else {
+            return false;
+        };
         let mut z = [0.0f32; K];
         for &i in batch {
             let Some(&y) = self.y.get(i) else { continue };
             self.rows.dot_interleaved(i, th, &mut z);
             let c: [f32; K] = core::array::from_fn(|c| F::score(y, z[c]));
-            for (v, &zc) in values.iter_mut().zip(&z) {
-                *v += F::log_lik(y as f64, zc as f64);
+            if let Some(values) = values.as_deref_mut() {
+                for (v, &zc) in values.iter_mut().zip(&z) {
+                    *v += F::log_lik(y as f64, zc as f64);
+                }
             }
             self.rows.add_scaled_interleaved(i, &c, g);
         }

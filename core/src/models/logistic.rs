@@ -402,7 +402,8 @@ impl<'a, P: Prior, I: SparseIndex> LogisticSparse<'a, P, I> {
         grads: &mut [f32],
         values: &mut [f64],
     ) -> bool {
-        let Some((th, g, values)) = interleaved_parts::<K>(self.rows.dim(), thetas, grads, values)
+        let Some((th, g, mut values)) =
+            interleaved_parts::<K>(self.rows.dim(), thetas, grads, values)
         else {
             return false;
         };
@@ -423,10 +424,12 @@ impl<'a, P: Prior, I: SparseIndex> LogisticSparse<'a, P, I> {
                 }
             }
             let w: [[f32; ROWS]; K] = core::array::from_fn(|c| weights(&y, &z[c], 1.0));
-            for (r, &i) in chunk.iter().enumerate() {
-                if let Some(&yi) = self.y.get(i) {
-                    for c in 0..K {
-                        values[c] += log_sigmoid(yi * z[c][r]) as f64;
+            if let Some(values) = values.as_deref_mut() {
+                for (r, &i) in chunk.iter().enumerate() {
+                    if let Some(&yi) = self.y.get(i) {
+                        for c in 0..K {
+                            values[c] += log_sigmoid(yi * z[c][r]) as f64;
+                        }
                     }
                 }
             }

@@ -179,10 +179,11 @@ pub trait Model {
     /// [`add_log_lik_grad_and_value`](Self::add_log_lik_grad_and_value) at `k` points
     /// at once, interleaved: `thetas[j·k + c]` is coordinate `j` of point `c`, and
     /// `grads[j·k + c] += ∂/∂θⱼ Σ_{i ∈ batch} log p(xᵢ|θ_c)`, `values[c] += Σ log p(xᵢ|θ_c)`.
-    /// One read of each row serves every point: chains run in lockstep share it. Returns
-    /// `false`, having added nothing, where `k` is not in `1..=`
+    /// One read of each row serves every point: chains run in lockstep share it. An
+    /// empty `values` asks for the gradients alone. Returns `false`, having added
+    /// nothing, where `k` is not in `1..=`
     /// [`interleaved_points`](Self::interleaved_points) (the default has no such pass)
-    /// or the lengths are not `d·k`, `d·k` and `k`.
+    /// or the lengths are not `d·k`, `d·k` and `k` (or 0).
     #[inline]
     fn add_log_lik_grads_interleaved(
         &self,
@@ -269,18 +270,22 @@ impl<M: Model + ?Sized> Model for &M {
     }
 }
 
-/// The points and gradients of an interleaved pass as `d` rows of `K` (and the `K` log
-/// likelihoods), or `None` where the lengths are not `d·K`, `d·K` and `K`.
+/// The points and gradients of an interleaved pass as `d` rows of `K`, and the `K` log
+/// likelihoods (`None` where `values` is empty: not wanted); `None` where the lengths
+/// are not `d·K`, `d·K` and `K` or 0.
 #[allow(clippy::type_complexity)]
 pub(crate) fn interleaved_parts<'a, const K: usize>(
     d: usize,
     thetas: &'a [f32],
     grads: &'a mut [f32],
     values: &'a mut [f64],
-) -> Option<(&'a [[f32; K]], &'a mut [[f32; K]], &'a mut [f64; K])> {
+) -> Option<(&'a [[f32; K]], &'a mut [[f32; K]], Option<&'a mut [f64; K]>)> {
     let (th, th_rest) = thetas.as_chunks::<K>();
     let (g, g_rest) = grads.as_chunks_mut::<K>();
-    let values = <&mut [f64; K]>::try_from(values).ok()?;
+    let values = match values.len() {
+        0 => None,
+        _ => Some(<&mut [f64; K]>::try_from(values).ok()?),
+    };
     let fits = th.len() == d && g.len() == d && th_rest.is_empty() && g_rest.is_empty();
     fits.then_some((th, g, values))
 }

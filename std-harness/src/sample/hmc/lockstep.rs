@@ -69,8 +69,9 @@ impl Lockstep {
     }
 
     /// One interleaved pass at `props`, the chains' positions: the rows' parts summed
-    /// into the first part, for [`Lockstep::take`].
-    fn pass(&mut self, model: &dyn ModelSync, props: &[&[f32]]) {
+    /// into the first part, for [`Lockstep::take`]; the log likelihoods only where a
+    /// chain wants its `value` (a trajectory's last step).
+    fn pass(&mut self, model: &dyn ModelSync, props: &[&[f32]], value: bool) {
         let (d, k) = (self.d, props.len());
         let n = model.len();
         for (c, prop) in props.iter().enumerate() {
@@ -79,7 +80,7 @@ impl Lockstep {
             }
         }
         let thetas = &self.thetas[..d * k];
-        let count = self.parts.len();
+        let (count, nv) = (self.parts.len(), if value { k } else { 0 });
         self.parts.par_iter_mut().enumerate().for_each(|(p, part)| {
             let rows = p * n / count..(p + 1) * n / count;
             let ok = log_lik_grads_interleaved(
@@ -89,7 +90,7 @@ impl Lockstep {
                 rows,
                 &mut part.grads[..d * k],
                 &mut part.tmp[..d * k],
-                &mut part.values[..k],
+                &mut part.values[..nv],
             );
             debug_assert!(ok, "the pass was checked when the workspace was made");
         });
@@ -185,7 +186,8 @@ pub fn transitions<R: Rng + Send>(
                 .iter()
                 .map(|(s, _)| s.state.prop.as_slice())
                 .collect();
-            lock.pass(hmc.model, &props);
+            let value = waiting.iter().any(|(_, leap)| leap.last());
+            lock.pass(hmc.model, &props, value);
         }
         let (lock, k) = (&*lock, waiting.len());
         waiting
